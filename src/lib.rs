@@ -1,0 +1,27 @@
+//! patchgrade grades a candidate patch against fail-to-pass and pass-to-pass tests, from what
+//! it actually observes: it applies the patch in a temporary checkout, runs the tests (and a
+//! baseline on the unpatched base), reads their JUnit XML and classifies the outcome into
+//! one of nine [`Outcome`]s.
+//!
+//! The pipeline is [`Check`] → [`Verdict`]; the binary is a thin layer over it.
+
+pub mod check;
+pub mod classify;
+pub mod ids;
+pub mod junit;
+pub mod outcome;
+pub mod patch;
+pub mod process;
+pub mod report;
+pub mod runner;
+pub mod status;
+pub mod task;
+pub mod verdict;
+pub mod workspace;
+
+pub use check::{Check, CheckError, TestCommand};
+pub use ids::IdSyntax;
+pub use outcome::{Level, Outcome};
+pub use runner::Preset;
+pub use status::TestStatus;
+pub use verdict::Verdict;

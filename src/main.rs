@@ -1,0 +1,299 @@
+//! The `patchgrade` command line: a thin layer over the library.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use patchgrade::task::{TaskFile, parse_duration, parse_env, parse_id_file};
+use patchgrade::{Check, IdSyntax, Outcome, Preset, TestCommand, Verdict, report};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit code for bad input or usage.
+const EXIT_USAGE: u8 = 2;
+/// Exit code for outcome `error`.
+const EXIT_ERROR: u8 = 3;
+
+#[derive(Parser)]
+#[command(
+    name = "patchgrade",
+    version,
+    about = "Grade a candidate patch from what its tests actually do"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply a patch in a temporary checkout, run the tests (and a baseline), classify.
+    Check(CheckArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Baseline {
+    Run,
+    Skip,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Ids {
+    Pytest,
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Task file (TOML or JSON; SWE-bench instances accepted unchanged). Flags override it.
+    #[arg(long, value_name = "FILE")]
+    task: Option<PathBuf>,
+    /// The git repository [default: .]
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
+    /// The base revision [default: HEAD]
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
+    /// The candidate patch (unified diff); `-` reads stdin.
+    #[arg(long, value_name = "FILE")]
+    patch: Option<PathBuf>,
+    /// The hidden test patch, applied after the candidate.
+    #[arg(long, value_name = "FILE")]
+    test_patch: Option<PathBuf>,
+    /// A fail-to-pass test id (repeatable).
+    #[arg(long = "f2p", value_name = "ID")]
+    f2p: Vec<String>,
+    /// A pass-to-pass test id (repeatable).
+    #[arg(long = "p2p", value_name = "ID")]
+    p2p: Vec<String>,
+    /// File of fail-to-pass ids: one per line, or a JSON array.
+    #[arg(long, value_name = "FILE")]
+    f2p_file: Option<PathBuf>,
+    /// File of pass-to-pass ids: one per line, or a JSON array.
+    #[arg(long, value_name = "FILE")]
+    p2p_file: Option<PathBuf>,
+    /// Preset test runner: pytest.
+    #[arg(long, value_name = "NAME")]
+    runner: Option<String>,
+    /// Test command template with {tests}, {junit} and {workdir}.
+    #[arg(long, value_name = "TEMPLATE")]
+    test_cmd: Option<String>,
+    /// Id syntax of a custom --test-cmd (default: the runner's, else pytest).
+    #[arg(long, value_enum)]
+    ids: Option<Ids>,
+    /// Timeout per command (setup, tests), e.g. 90s, 30m [default: 30m]
+    #[arg(long, value_name = "DURATION")]
+    timeout: Option<String>,
+    /// Environment variable for the commands, KEY=VALUE (repeatable; {workdir} expands).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// Command run once in each fresh checkout before its tests ({workdir} expands).
+    #[arg(long, value_name = "CMD")]
+    setup_cmd: Option<String>,
+    /// Run the tests on the unpatched base too, so P2P tests broken there are not blamed.
+    #[arg(long, value_enum, default_value = "run")]
+    baseline: Baseline,
+    /// Keep the checkouts and logs under DIR.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: Format,
+    /// Also write the graded tests as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit_out: Option<PathBuf>,
+    /// Outcomes that exit 0 (comma list).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "resolved",
+        value_delimiter = ','
+    )]
+    accept: Vec<Outcome>,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    let Command::Check(args) = cli.command;
+    // Returning from select drops the check: its process groups are killed and its temporary
+    // checkouts removed before the process exits.
+    tokio::select! {
+        code = check(args) => code,
+        signal = interrupted() => {
+            eprintln!("patchgrade: {signal}: stopped, test processes killed, checkouts removed");
+            ExitCode::from(if signal == "interrupted" { 130 } else { 143 })
+        }
+    }
+}
+
+async fn interrupted() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return "interrupted";
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "interrupted",
+        _ = term.recv() => "terminated",
+    }
+}
+
+async fn check(args: CheckArgs) -> ExitCode {
+    let accept = args.accept.clone();
+    let (format, junit_out) = (args.format, args.junit_out.clone());
+    let verdict = match build(args) {
+        Ok(check) => check.run().await.map_err(anyhow::Error::from),
+        Err(e) => Err(e),
+    };
+    let verdict = match verdict {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("patchgrade: error: {e:#}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match format {
+        Format::Human => print!("{}", report::human(&verdict)),
+        Format::Json => println!("{}", report::json(&verdict)),
+    }
+    if let Some(path) = junit_out {
+        if let Err(e) = write_junit(&verdict, &path) {
+            eprintln!("patchgrade: error: {e:#}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
+    ExitCode::from(exit_code(&verdict, &accept))
+}
+
+fn exit_code(verdict: &Verdict, accept: &[Outcome]) -> u8 {
+    if accept.contains(&verdict.outcome) {
+        0
+    } else if verdict.outcome == Outcome::Error {
+        EXIT_ERROR
+    } else {
+        1
+    }
+}
+
+fn write_junit(verdict: &Verdict, path: &Path) -> Result<()> {
+    let xml = report::junit(verdict).context("cannot render the JUnit report")?;
+    std::fs::write(path, xml).with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// Merge the task file and the flags (flags win) into a check.
+fn build(args: CheckArgs) -> Result<Check> {
+    let task = match &args.task {
+        Some(path) => TaskFile::load(path)?,
+        None => TaskFile::default(),
+    };
+    let repo = args
+        .repo
+        .or(task.repo_path)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut check = Check::new(repo).base(args.base.or(task.base).unwrap_or_else(|| "HEAD".into()));
+
+    let patch = args
+        .patch
+        .or(task.patch_file)
+        .context("no candidate patch: give --patch FILE (or - for stdin)")?;
+    check = check.patch(patch.display().to_string(), read_input(&patch)?);
+    match (args.test_patch.or(task.test_patch_file), task.test_patch) {
+        (Some(path), _) => check = check.test_patch(path.display().to_string(), read_input(&path)?),
+        (None, Some(text)) => {
+            let origin = args
+                .task
+                .as_ref()
+                .map(|p| format!("{} (test_patch)", p.display()));
+            check = check.test_patch(origin.unwrap_or_default(), text)
+        }
+        (None, None) => {}
+    }
+
+    let f2p = ids(args.f2p, args.f2p_file.as_deref(), task.f2p)?;
+    let p2p = ids(args.p2p, args.p2p_file.as_deref(), task.p2p)?;
+    check = check.f2p(f2p).p2p(p2p);
+
+    let preset = match args.runner.or(task.runner) {
+        Some(name) => Some(name.parse::<Preset>()?),
+        None => None,
+    };
+    let syntax = match args.ids {
+        Some(Ids::Pytest) => Some(IdSyntax::Pytest),
+        None => None,
+    };
+    let command = match (args.test_cmd.or(task.test_cmd), preset) {
+        (Some(t), Some(p)) if syntax.is_none() => Some(TestCommand::custom_for(&t, p)?),
+        (Some(t), _) => Some(TestCommand::custom(&t, syntax.unwrap_or(IdSyntax::Pytest))?),
+        (None, Some(p)) => Some(TestCommand::preset(p)),
+        (None, None) => None,
+    };
+    if let Some(command) = command {
+        check = check.command(command);
+    }
+
+    if let Some(t) = args
+        .timeout
+        .map(|t| parse_duration(&t))
+        .transpose()
+        .map_err(anyhow::Error::msg)?
+        .or(task.timeout)
+    {
+        if t.is_zero() {
+            bail!("--timeout must be greater than zero");
+        }
+        check = check.timeout(t);
+    }
+    for (k, v) in task.env {
+        check = check.env(k, v);
+    }
+    for kv in &args.env {
+        let (k, v) = parse_env(kv).map_err(anyhow::Error::msg)?;
+        check = check.env(k, v);
+    }
+    if let Some(cmd) = args.setup_cmd.or(task.setup_cmd) {
+        check = check.setup_cmd(cmd);
+    }
+    check = check.baseline(args.baseline == Baseline::Run);
+    if let Some(dir) = args.keep {
+        check = check.keep(dir);
+    }
+    if let Some(id) = task.instance_id {
+        check = check.instance_id(id);
+    }
+    Ok(check)
+}
+
+/// Ids from flags and an id file replace the task file's list.
+fn ids(flags: Vec<String>, file: Option<&Path>, from_task: Vec<String>) -> Result<Vec<String>> {
+    let mut ids = flags;
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        ids.extend(parse_id_file(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?);
+    } else if ids.is_empty() {
+        return Ok(from_task);
+    }
+    Ok(ids)
+}
+
+fn read_input(path: &Path) -> Result<Vec<u8>> {
+    if path == Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .context("stdin: cannot read")?;
+        return Ok(buf);
+    }
+    std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
+}

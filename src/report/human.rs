@@ -1,0 +1,160 @@
+//! The human summary.
+
+use crate::classify::{Effect, GradedTest, Group};
+use crate::outcome::{Level, Outcome};
+use crate::verdict::{Stage, Verdict};
+use std::fmt::Write;
+
+/// The verdict for people: outcome, grid, axes, what failed, baseline findings, timings.
+pub fn human(v: &Verdict) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", v.summary);
+    if let Some(id) = &v.task.instance_id {
+        let _ = writeln!(out, "task {id}");
+    }
+    out.push('\n');
+    if let Some(e) = &v.error {
+        let stage = match e.stage {
+            Stage::Candidate => "candidate run",
+            Stage::Baseline => "baseline run",
+        };
+        let _ = writeln!(out, "{stage}: {}\n", e.message.trim_end());
+    }
+    if let Some(f) = &v.patch.apply_failure {
+        let _ = writeln!(out, "does not apply: {f}\n");
+    }
+    if v.outcome.cell().is_some() {
+        grid(&mut out, v.outcome);
+        let _ = writeln!(out, "F2P  {}/{} pass", v.f2p.passing, v.f2p.total);
+        let _ = write!(out, "P2P  {}/{} kept", v.p2p.passing, v.p2p.total);
+        if v.p2p.excluded > 0 {
+            let _ = write!(out, " ({} broken at base, not counted)", v.p2p.excluded);
+        }
+        out.push_str("\n\n");
+    }
+    section(&mut out, "F2P tests not passing:", v, |t| {
+        t.effect == Effect::NotFixed
+    });
+    section(&mut out, "P2P tests broken by the patch:", v, |t| {
+        t.effect == Effect::Broken
+    });
+    let at_base: Vec<&GradedTest> = v
+        .tests
+        .iter()
+        .filter(|t| t.effect == Effect::BrokenAtBase)
+        .collect();
+    let suspect: Vec<&GradedTest> = v
+        .tests
+        .iter()
+        .filter(|t| t.group == Group::F2p && t.base_status.is_some_and(|s| s.is_pass()))
+        .collect();
+    if !at_base.is_empty() || !suspect.is_empty() {
+        out.push_str("Baseline:\n");
+        for t in at_base {
+            let status = t.base_status.map(|s| s.name()).unwrap_or("?");
+            let _ = writeln!(
+                out,
+                "  broken at base, not counted: {} ({status}{})",
+                t.id,
+                msg(&t.base_message)
+            );
+        }
+        for t in suspect {
+            let _ = writeln!(out, "  F2P already passes at base (suspect task): {}", t.id);
+        }
+        out.push('\n');
+    }
+    if !v.warnings.is_empty() {
+        out.push_str("Warnings:\n");
+        for w in &v.warnings {
+            let _ = writeln!(out, "  - {}", w.message);
+        }
+        out.push('\n');
+    }
+    if !v.patch.files.is_empty() {
+        let _ = writeln!(out, "Patch touches: {}", v.patch.files.join(", "));
+    }
+    if !v.patch.overridden_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "Overridden by the test patch: {}",
+            v.patch.overridden_files.join(", ")
+        );
+    }
+    let t = &v.timings;
+    let _ = writeln!(
+        out,
+        "Timings: prepare {:.1}s, tests {:.1}s, total {:.1}s",
+        secs(t.prepare_ms),
+        secs(t.test_ms),
+        secs(t.total_ms)
+    );
+    for (name, run) in [
+        ("candidate", &v.runs.candidate),
+        ("baseline", &v.runs.baseline),
+    ] {
+        if let Some(dir) = run.as_ref().and_then(|r| r.dir.as_ref()) {
+            let _ = writeln!(out, "Kept {name} checkout and logs: {}", dir.display());
+        }
+    }
+    out
+}
+
+fn grid(out: &mut String, outcome: Outcome) {
+    const W: usize = 21;
+    let _ = writeln!(
+        out,
+        "{:10}{:W$}{:W$}{}",
+        "", " all P2P", " some P2P", " no P2P"
+    );
+    for f in Level::ALL {
+        let row = match f {
+            Level::All => "all F2P",
+            Level::Some => "some F2P",
+            Level::None => "no F2P",
+        };
+        let _ = write!(out, "{row:10}");
+        for p in Level::ALL {
+            let cell = Outcome::from_grid(f, p);
+            let label = if outcome.cell() == Some((f, p)) {
+                format!("[{}]", cell.title())
+            } else {
+                format!(" {} ", cell.title())
+            };
+            let _ = write!(out, "{label:W$}");
+        }
+        let trimmed = out.trim_end_matches(' ').len();
+        out.truncate(trimmed);
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+fn section(out: &mut String, title: &str, v: &Verdict, pred: impl Fn(&GradedTest) -> bool) {
+    let tests: Vec<&GradedTest> = v.tests.iter().filter(|t| pred(t)).collect();
+    if tests.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{title}");
+    for t in tests {
+        let _ = writeln!(
+            out,
+            "  {:8} {}{}",
+            t.status.name().to_uppercase(),
+            t.id,
+            msg(&t.message)
+        );
+    }
+    out.push('\n');
+}
+
+fn msg(m: &Option<String>) -> String {
+    m.as_deref()
+        .and_then(|m| m.lines().next())
+        .map(|m| format!(" — {m}"))
+        .unwrap_or_default()
+}
+
+fn secs(ms: u64) -> f64 {
+    ms as f64 / 1000.0
+}

@@ -1,0 +1,64 @@
+//! The graded tests as a JUnit report, for CI dashboards.
+
+use crate::classify::{Effect, Group};
+use crate::outcome::Outcome;
+use crate::verdict::Verdict;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+/// One suite `patchgrade`: a testcase `outcome` (passing only for `resolved`) and one testcase
+/// per graded test, classname `f2p` or `p2p`. Tests broken at base are skipped.
+pub fn junit(v: &Verdict) -> Result<String, quick_junit::SerializeError> {
+    let mut suite = TestSuite::new("patchgrade");
+    let mut outcome_status = if v.outcome == Outcome::Resolved {
+        TestCaseStatus::success()
+    } else {
+        let kind = if v.outcome == Outcome::Error {
+            NonSuccessKind::Error
+        } else {
+            NonSuccessKind::Failure
+        };
+        let mut s = TestCaseStatus::non_success(kind);
+        s.set_message(v.summary.as_str()).set_type(v.outcome.name());
+        s
+    };
+    if let (TestCaseStatus::NonSuccess { .. }, Some(e)) = (&outcome_status, &v.error) {
+        outcome_status.set_description(e.message.as_str());
+    }
+    let mut case = TestCase::new("outcome", outcome_status);
+    case.set_classname("patchgrade");
+    suite.add_test_case(case);
+    for t in &v.tests {
+        let mut status = match t.effect {
+            Effect::Fixed | Effect::Kept => TestCaseStatus::success(),
+            Effect::BrokenAtBase => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message("broken at base, not counted");
+                s
+            }
+            Effect::NotFixed | Effect::Broken => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                let message = match &t.message {
+                    Some(m) => format!("{}: {m}", t.status),
+                    None => t.status.to_string(),
+                };
+                s.set_message(message).set_type(t.status.name());
+                if let Some(d) = &t.details {
+                    s.set_description(d.as_str());
+                }
+                s
+            }
+        };
+        if let TestCaseStatus::Skipped { .. } = &status {
+            status.set_type("broken-at-base");
+        }
+        let mut case = TestCase::new(t.id.as_str(), status);
+        case.set_classname(match t.group {
+            Group::F2p => "f2p",
+            Group::P2p => "p2p",
+        });
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new("patchgrade");
+    report.add_test_suite(suite);
+    report.to_string()
+}

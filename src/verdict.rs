@@ -1,0 +1,184 @@
+//! The verdict: everything `check` (and later `grade`, `batch`, the MCP tool) reports.
+//!
+//! Serialised as the JSON document documented in the README; `schema_version` changes only
+//! when a field's meaning changes or a field is removed.
+
+use crate::classify::{Axis, GradedTest};
+use crate::outcome::Outcome;
+use crate::process::Termination;
+use crate::workspace::ApplyFailure;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The JSON schema version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The result of grading one candidate patch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Version of this document's shape.
+    pub schema_version: u32,
+    /// One of the nine outcomes.
+    pub outcome: Outcome,
+    /// The outcome in one sentence.
+    pub summary: String,
+    /// What was graded against.
+    pub task: TaskInfo,
+    /// What the patch touched.
+    pub patch: PatchInfo,
+    /// Fail-to-pass axis.
+    pub f2p: Axis,
+    /// Pass-to-pass axis.
+    pub p2p: Axis,
+    /// Every requested test, F2P first.
+    pub tests: Vec<GradedTest>,
+    /// Why the run could not be judged (outcome `error` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
+    /// Findings that do not change the outcome but should be read.
+    pub warnings: Vec<Warning>,
+    /// The test runs.
+    pub runs: Runs,
+    /// Wall-clock times in milliseconds.
+    pub timings: Timings,
+}
+
+/// The task graded against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskInfo {
+    /// SWE-bench style instance id, when the task file has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    /// The repository.
+    pub repo: PathBuf,
+    /// The base revision as given.
+    pub base: String,
+    /// The commit it resolved to.
+    pub base_commit: String,
+    /// The test command template.
+    pub test_cmd: String,
+}
+
+/// What the patches touched.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchInfo {
+    /// Files the candidate patch touches.
+    pub files: Vec<String>,
+    /// Files the test patch touches.
+    pub test_patch_files: Vec<String>,
+    /// Candidate edits replaced by the test patch's version (the hidden tests win).
+    pub overridden_files: Vec<String>,
+    /// Where the candidate failed to apply (outcome `patch-failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apply_failure: Option<ApplyFailure>,
+}
+
+/// Which run could not be judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// The run on the patched checkout.
+    Candidate,
+    /// The run on the unpatched base (with the test patch).
+    Baseline,
+}
+
+/// Why a run could not be judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCause {
+    /// The test command did not write a report.
+    NoReport,
+    /// The report is not readable JUnit XML.
+    UnreadableReport,
+    /// The test command ran past `--timeout`.
+    Timeout,
+    /// The test command could not be started.
+    CommandFailedToStart,
+    /// `--setup-cmd` failed.
+    SetupFailed,
+    /// The test patch does not apply (the task is broken, not the candidate).
+    TestPatchDoesNotApply,
+    /// The checkout could not be prepared.
+    CheckoutFailed,
+}
+
+/// The reason for outcome `error`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunError {
+    /// Which run.
+    pub stage: Stage,
+    /// Why.
+    pub cause: ErrorCause,
+    /// Details for people.
+    pub message: String,
+}
+
+/// Kinds of warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarningKind {
+    /// No F2P tests were given: the axis is vacuously all-passing.
+    EmptyF2p,
+    /// No P2P test is counted: the axis is vacuously all-kept.
+    EmptyP2p,
+    /// F2P tests already pass at base: the task is suspect.
+    F2pPassesAtBase,
+    /// P2P tests already fail at base; they were left out.
+    P2pBrokenAtBase,
+    /// The baseline was not run: every P2P failure is blamed on the patch.
+    BaselineSkipped,
+    /// An id matched several testcases.
+    AmbiguousId,
+    /// None of the patched Python files was imported from the checkout.
+    PatchedCodeNotImported,
+}
+
+/// A finding that does not change the outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// What kind.
+    pub kind: WarningKind,
+    /// For people.
+    pub message: String,
+    /// The tests concerned, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
+}
+
+/// Both test runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Runs {
+    /// The patched run, if it started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<RunInfo>,
+    /// The baseline run, if there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<RunInfo>,
+}
+
+/// One run of the test command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The command as run.
+    pub command: String,
+    /// How it ended (the exit code is recorded; the verdict comes from the report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub termination: Option<Termination>,
+    /// Wall-clock milliseconds of setup and tests.
+    pub duration_ms: u64,
+    /// Where its checkout and logs were kept (`--keep` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Wall-clock times in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Preparing both checkouts (they are prepared concurrently).
+    pub prepare_ms: u64,
+    /// Running tests (both runs are concurrent).
+    pub test_ms: u64,
+    /// Everything.
+    pub total_ms: u64,
+}

@@ -1,0 +1,242 @@
+//! Temporary checkouts of the base revision, and applying patches to them.
+//!
+//! A checkout is a fresh repository whose object store borrows the user's through
+//! `objects/info/alternates`: history is shared, not copied, and nothing is ever written to the
+//! user's repository (no worktree entry, no ref, no index or config change).
+
+use crate::patch::Patch;
+use git2::{ApplyLocation, ApplyOptions, Oid, Repository};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The user's repository and the base commit, resolved once and read only.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The repository's work tree (or git dir, for a bare repository).
+    pub repo_dir: PathBuf,
+    /// Its object directory, which checkouts borrow.
+    objects_dir: PathBuf,
+    /// The base commit.
+    pub commit: Oid,
+}
+
+/// Why the source could not be resolved: bad input.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// Not a git repository.
+    #[error("{path}: not a git repository ({reason})")]
+    NotARepository {
+        /// The path given.
+        path: PathBuf,
+        /// libgit2's message.
+        reason: String,
+    },
+    /// The revision does not name a commit.
+    #[error("{path}: unknown base revision `{rev}` ({reason})")]
+    UnknownRevision {
+        /// The repository.
+        path: PathBuf,
+        /// The revision given.
+        rev: String,
+        /// libgit2's message.
+        reason: String,
+    },
+}
+
+impl Source {
+    /// Open the repository at (or above) `path` and resolve `rev` to a commit.
+    pub fn resolve(path: &Path, rev: &str) -> Result<Source, SourceError> {
+        let repo = Repository::discover(path).map_err(|e| SourceError::NotARepository {
+            path: path.to_path_buf(),
+            reason: e.message().to_string(),
+        })?;
+        let commit = repo
+            .revparse_single(rev)
+            .and_then(|o| o.peel_to_commit())
+            .map_err(|e| SourceError::UnknownRevision {
+                path: path.to_path_buf(),
+                rev: rev.to_string(),
+                reason: e.message().to_string(),
+            })?;
+        let repo_dir = repo.workdir().unwrap_or(repo.path()).to_path_buf();
+        Ok(Source {
+            repo_dir,
+            objects_dir: repo.commondir().join("objects"),
+            commit: commit.id(),
+        })
+    }
+}
+
+/// Where a patch failed to apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApplyFailure {
+    /// The file being patched when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The hunk header being applied when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hunk: Option<String>,
+    /// libgit2's reason.
+    pub message: String,
+}
+
+impl std::fmt::Display for ApplyFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.file, &self.hunk) {
+            (Some(file), Some(hunk)) => write!(f, "{file}, hunk {hunk}: {}", self.message),
+            (Some(file), None) => write!(f, "{file}: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+/// Failure to build a checkout (I/O or git trouble, not the patch).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot prepare checkout in {dir}: {reason}")]
+pub struct CheckoutError {
+    /// The checkout directory.
+    pub dir: PathBuf,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// A checkout of the base tree in a directory the caller owns.
+pub struct Checkout {
+    repo: Repository,
+    workdir: PathBuf,
+    commit: Oid,
+}
+
+impl Checkout {
+    /// Check out the base commit into `workdir` (created; must not exist).
+    pub fn create(source: &Source, workdir: &Path) -> Result<Checkout, CheckoutError> {
+        let fail = |reason: String| CheckoutError {
+            dir: workdir.to_path_buf(),
+            reason,
+        };
+        let repo = Repository::init(workdir).map_err(|e| fail(e.message().to_string()))?;
+        let alternates = repo.path().join("objects").join("info").join("alternates");
+        let objects = fs::canonicalize(&source.objects_dir)
+            .map_err(|e| fail(format!("{}: {e}", source.objects_dir.display())))?;
+        fs::create_dir_all(alternates.parent().unwrap_or(workdir))
+            .and_then(|()| fs::write(&alternates, format!("{}\n", objects.display())))
+            .map_err(|e| fail(format!("{}: {e}", alternates.display())))?;
+        // Reopen so the object database sees the alternate.
+        let repo = Repository::open(workdir).map_err(|e| fail(e.message().to_string()))?;
+        {
+            let commit = repo
+                .find_commit(source.commit)
+                .map_err(|e| fail(e.message().to_string()))?;
+            let mut checkout = git2::build::CheckoutBuilder::new();
+            checkout.force();
+            repo.checkout_tree(commit.as_object(), Some(&mut checkout))
+                .and_then(|()| repo.set_head_detached(commit.id()))
+                .map_err(|e| fail(e.message().to_string()))?;
+        }
+        Ok(Checkout {
+            repo,
+            workdir: workdir.to_path_buf(),
+            commit: source.commit,
+        })
+    }
+
+    /// The checkout's root.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// Apply a patch to the work tree, whole or not at all (libgit2 computes every file's new
+    /// content before writing any).
+    pub fn apply(&self, patch: &Patch) -> Result<(), ApplyFailure> {
+        let diff = patch.diff().map_err(|e| ApplyFailure {
+            file: None,
+            hunk: None,
+            message: e.message().to_string(),
+        })?;
+        let file = RefCell::new(None::<String>);
+        let hunk = RefCell::new(None::<String>);
+        let mut opts = ApplyOptions::new();
+        opts.delta_callback(|delta| {
+            *file.borrow_mut() = delta.and_then(|d| {
+                d.new_file()
+                    .path()
+                    .or_else(|| d.old_file().path())
+                    .map(|p| p.to_string_lossy().into_owned())
+            });
+            *hunk.borrow_mut() = None;
+            true
+        });
+        opts.hunk_callback(|h| {
+            // Keep `@@ -a,b +c,d @@` without the function context git appends.
+            *hunk.borrow_mut() = h.map(|h| {
+                let header = String::from_utf8_lossy(h.header());
+                match header.match_indices("@@").nth(1) {
+                    Some((end, _)) => header[..end + 2].to_string(),
+                    None => header.trim_end().to_string(),
+                }
+            });
+            true
+        });
+        let result = self
+            .repo
+            .apply(&diff, ApplyLocation::WorkDir, Some(&mut opts));
+        drop(opts);
+        result.map_err(|e| ApplyFailure {
+            file: file.into_inner(),
+            hunk: hunk.into_inner(),
+            message: e.message().to_string(),
+        })
+    }
+
+    /// Put each path back to its content in the base tree, or remove it if the base has none.
+    pub fn restore(&self, paths: &[String]) -> Result<(), CheckoutError> {
+        let fail = |path: &str, reason: String| CheckoutError {
+            dir: self.workdir.clone(),
+            reason: format!("restoring {path}: {reason}"),
+        };
+        let tree = self
+            .repo
+            .find_commit(self.commit)
+            .and_then(|c| c.tree())
+            .map_err(|e| fail("base tree", e.message().to_string()))?;
+        for path in paths {
+            let target = self.workdir.join(path);
+            remove_path(&target).map_err(|e| fail(path, e.to_string()))?;
+            let Ok(entry) = tree.get_path(Path::new(path)) else {
+                continue;
+            };
+            let blob = entry
+                .to_object(&self.repo)
+                .and_then(|o| o.peel_to_blob())
+                .map_err(|e| fail(path, e.message().to_string()))?;
+            write_entry(&target, blob.content(), entry.filemode())
+                .map_err(|e| fail(path, e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+fn remove_path(path: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn write_entry(path: &Path, content: &[u8], mode: i32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    if mode == 0o120000 {
+        let target = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(content);
+        return std::os::unix::fs::symlink(target, path);
+    }
+    fs::write(path, content)?;
+    let perm = if mode == 0o100755 { 0o755 } else { 0o644 };
+    fs::set_permissions(path, fs::Permissions::from_mode(perm))
+}
