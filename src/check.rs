@@ -264,6 +264,15 @@ impl Check {
         let (cand, base) = tokio::join!(cand, base);
         draft.timings.prepare_ms = ms(prepare_started.elapsed());
 
+        // A broken task (test patch or checkout failing at base) outranks anything the
+        // candidate did: no verdict about the candidate means anything then.
+        let base = match base {
+            None => None,
+            Some(Ok(prepared)) => Some(prepared),
+            Some(Err(other)) => {
+                return Ok(draft.fail(Stage::Baseline, other.into_error(), started));
+            }
+        };
         let cand = match cand {
             Ok(prepared) => prepared,
             Err(Prep::Candidate(failure)) => {
@@ -273,13 +282,6 @@ impl Check {
             Err(other) => return Ok(draft.fail(Stage::Candidate, other.into_error(), started)),
         };
         draft.patch.overridden_files = cand.overridden.clone();
-        let base = match base {
-            None => None,
-            Some(Ok(prepared)) => Some(prepared),
-            Some(Err(other)) => {
-                return Ok(draft.fail(Stage::Baseline, other.into_error(), started));
-            }
-        };
 
         let test_started = Instant::now();
         let keep = self.keep.is_some();
@@ -457,7 +459,7 @@ impl Check {
                     ),
                 ));
             }
-            Report::read(&junit).map_err(|e| match e {
+            let report = Report::read(&junit).map_err(|e| match e {
                 JunitError::Missing(_) => (
                     ErrorCause::NoReport,
                     format!(
@@ -467,7 +469,21 @@ impl Check {
                     ),
                 ),
                 other => (ErrorCause::UnreadableReport, other.to_string()),
-            })
+            })?;
+            // No test case at all is not an observation of the requested tests: pytest, for
+            // one, writes such a report when it rejects an id. (A module that fails to import
+            // still leaves an error test case, and is graded.)
+            if report.cases.is_empty() {
+                return Err((
+                    ErrorCause::EmptyReport,
+                    format!(
+                        "test command {} and its JUnit report holds no test case; its output ends with:\n{}",
+                        describe(finished.termination, self.timeout),
+                        log_tail(&test)
+                    ),
+                ));
+            }
+            Ok(report)
         }
         .await;
         info.duration_ms = ms(started.elapsed());

@@ -222,24 +222,28 @@ mod tests {
 
     #[test]
     fn traditional_diff_becomes_git_form() {
-        let ruin = "diff -ruN old/d/h.txt new/d/h.txt\n\
---- old/d/h.txt\t1970-01-01 00:00:00.000000000 +0000\n\
-+++ new/d/h.txt\t2026-12-02 18:33:25.492673383 +0000\n\
-@@ -0,0 +1 @@\n\
-+new\n\
-diff -ruN old/f.txt new/f.txt\n\
---- old/f.txt\t2026-12-02 18:33:25.000000000 +0000\n\
-+++ new/f.txt\t2026-12-02 18:33:25.492673383 +0000\n\
-@@ -1,3 +1,3 @@\n\
- a\n\
--b\n\
-+B\n\
- c\n\
-diff -ruN old/gone.txt new/gone.txt\n\
---- old/gone.txt\t2026-12-02 18:33:25.000000000 +0000\n\
-+++ new/gone.txt\t1970-01-01 00:00:00.000000000 +0000\n\
-@@ -1 +0,0 @@\n\
--bye\n";
+        let ruin = [
+            "diff -ruN old/d/h.txt new/d/h.txt",
+            "--- old/d/h.txt\t1970-01-01 00:00:00.000000000 +0000",
+            "+++ new/d/h.txt\t2026-12-02 18:33:25.492673383 +0000",
+            "@@ -0,0 +1 @@",
+            "+new",
+            "diff -ruN old/f.txt new/f.txt",
+            "--- old/f.txt\t2026-12-02 18:33:25.000000000 +0000",
+            "+++ new/f.txt\t2026-12-02 18:33:25.492673383 +0000",
+            "@@ -1,3 +1,3 @@",
+            " a",
+            "-b",
+            "+B",
+            " c",
+            "diff -ruN old/gone.txt new/gone.txt",
+            "--- old/gone.txt\t2026-12-02 18:33:25.000000000 +0000",
+            "+++ new/gone.txt\t1969-12-31 19:00:00.000000000 -0500",
+            "@@ -1 +0,0 @@",
+            "-bye",
+            "",
+        ]
+        .join("\n");
         let p = Patch::parse(ruin.as_bytes()).unwrap().unwrap();
         assert_eq!(p.files(), ["d/h.txt", "f.txt", "gone.txt"]);
         let diff = p.diff().unwrap();
@@ -274,7 +278,7 @@ diff -ruN old/gone.txt new/gone.txt\n\
 
     #[test]
     fn git_diff_passes_through() {
-        let p = "diff --git a/x.py b/x.py\nindex 1..2 100644\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n";
+        let p = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n";
         let parsed = Patch::parse(p.as_bytes()).unwrap().unwrap();
         assert_eq!(parsed.files(), ["x.py"]);
     }

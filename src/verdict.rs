@@ -93,6 +93,8 @@ pub enum ErrorCause {
     UnreadableReport,
     /// The test command ran past `--timeout`.
     Timeout,
+    /// The report holds no test case at all (the runner rejected the ids, or ran nothing).
+    EmptyReport,
     /// The test command could not be started.
     CommandFailedToStart,
     /// `--setup-cmd` failed.

@@ -1,0 +1,265 @@
+//! Helpers for end-to-end tests: real git repositories in temp dirs, the real binary, real
+//! pytest, and a byte-for-byte snapshot of the user's repository.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Once;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_patchgrade");
+
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn example(path: &str) -> PathBuf {
+    root().join("examples/calc").join(path)
+}
+
+/// The tests need `python -m pytest`; fail loudly instead of skipping when it is absent.
+pub fn require_pytest() {
+    static CHECK: Once = Once::new();
+    CHECK.call_once(|| {
+        let ok = Command::new("python")
+            .args(["-m", "pytest", "--version"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            ok,
+            "`python -m pytest` does not work: run the tests through scripts/test, which puts a \
+             virtualenv with pytest on PATH"
+        );
+    });
+}
+
+/// A user's repository in a temp dir, plus a private TMPDIR for the patchgrade it runs.
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    pub repo: PathBuf,
+    pub tmp: PathBuf,
+    pub scratch: PathBuf,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    pub fn outcome(&self) -> String {
+        self.json()["outcome"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Fixture {
+    /// An empty fixture with no repository yet.
+    pub fn empty() -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().join("repo");
+        let tmp = dir.path().join("tmp");
+        let scratch = dir.path().join("scratch");
+        for d in [&repo, &tmp, &scratch] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        Fixture {
+            _dir: dir,
+            repo,
+            tmp,
+            scratch,
+        }
+    }
+
+    /// A repository with these files in one commit.
+    pub fn with_files(files: &[(&str, &str)]) -> Fixture {
+        let f = Fixture::empty();
+        git(&f.repo, &["init", "--quiet"]);
+        f.commit(files, "base");
+        f
+    }
+
+    /// The bundled example project as a repository.
+    pub fn calc() -> Fixture {
+        require_pytest();
+        let f = Fixture::empty();
+        copy_dir(&example("project"), &f.repo);
+        git(&f.repo, &["init", "--quiet"]);
+        git(&f.repo, &["add", "--all"]);
+        git(&f.repo, &["commit", "--quiet", "-m", "base"]);
+        f
+    }
+
+    pub fn commit(&self, files: &[(&str, &str)], message: &str) {
+        for (path, content) in files {
+            self.write(path, content);
+        }
+        git(&self.repo, &["add", "--all"]);
+        git(&self.repo, &["commit", "--quiet", "-m", message]);
+    }
+
+    pub fn write(&self, path: &str, content: &str) {
+        let p = self.repo.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, content).expect("write");
+    }
+
+    /// A file outside the repository (patches, task files).
+    pub fn scratch_file(&self, name: &str, content: &str) -> PathBuf {
+        let p = self.scratch.join(name);
+        std::fs::write(&p, content).expect("write");
+        p
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .env("TMPDIR", &self.tmp)
+            .current_dir(&self.repo);
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_with_stdin(args, None)
+    }
+
+    pub fn run_with_stdin(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
+        let mut c = self.command(args);
+        c.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = c.spawn().expect("patchgrade starts");
+        if let Some(bytes) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(bytes)
+                .expect("write stdin");
+        }
+        let out: Output = child.wait_with_output().expect("patchgrade finishes");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Every file under the repository, `.git` included, with its bytes and mode.
+    pub fn snapshot(&self) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
+        let mut out = BTreeMap::new();
+        walk(&self.repo, &self.repo, &mut out);
+        out
+    }
+
+    /// The repository is byte for byte as before and nothing is left in TMPDIR.
+    pub fn assert_untouched(&self, before: &BTreeMap<PathBuf, (Vec<u8>, u32)>) {
+        let after = self.snapshot();
+        let changed: Vec<_> = before
+            .keys()
+            .chain(after.keys())
+            .filter(|k| before.get(*k) != after.get(*k))
+            .collect();
+        assert!(
+            changed.is_empty(),
+            "the user's repository changed: {changed:?}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&self.tmp)
+            .expect("tmp")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "left behind in TMPDIR: {left:?}");
+    }
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, u32)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .flatten()
+        .collect();
+    entries.sort_by_key(|e| e.path());
+    for e in entries {
+        let path = e.path();
+        let meta = std::fs::symlink_metadata(&path).expect("metadata");
+        let rel = path.strip_prefix(root).expect("under root").to_path_buf();
+        let mode = meta.permissions().mode();
+        if meta.is_dir() {
+            out.insert(rel, (Vec::new(), mode));
+            walk(root, &path, out);
+        } else if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).expect("readlink");
+            out.insert(rel, (target.to_string_lossy().as_bytes().to_vec(), mode));
+        } else {
+            out.insert(rel, (std::fs::read(&path).expect("read"), mode));
+        }
+    }
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let name = e.file_name();
+        if name == "__pycache__" || name == ".pytest_cache" {
+            continue;
+        }
+        let target = to.join(&name);
+        if e.path().is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// Processes whose command line contains `marker`.
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        if let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(marker) {
+                found.push(format!("{}: {cmdline}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
