@@ -329,7 +329,12 @@ impl Check {
             .collect();
         let classification = classify(observed);
         draft.warn_about(&classification, self.baseline, ambiguous);
-        if plan.command.preset == Some(Preset::Pytest) {
+        // Bytecode is the evidence; a user who switched it off explicitly gets no guess.
+        let bytecode_off = self
+            .env
+            .iter()
+            .any(|(k, _)| Preset::Pytest.env_remove().contains(&k.as_str()));
+        if plan.command.preset == Some(Preset::Pytest) && !bytecode_off {
             let files: Vec<String> = draft
                 .patch
                 .files

@@ -199,13 +199,18 @@ mod tests {
     fn run(f_pass: usize, f_total: usize, p_pass: usize, p_total: usize) -> Classification {
         let ids: Vec<String> = (0..f_total + p_total).map(|i| format!("t{i}")).collect();
         let mut v = Vec::new();
-        for i in 0..f_total {
-            let s = if i < f_pass { Passed } else { Failed };
-            v.push(obs(&ids[i], Group::F2p, s, Some(Failed)));
-        }
-        for i in 0..p_total {
-            let s = if i < p_pass { Passed } else { Failed };
-            v.push(obs(&ids[f_total + i], Group::P2p, s, Some(Passed)));
+        for (i, id) in ids.iter().enumerate() {
+            let (group, base, pass) = if i < f_total {
+                (Group::F2p, Failed, i < f_pass)
+            } else {
+                (Group::P2p, Passed, i - f_total < p_pass)
+            };
+            v.push(obs(
+                id,
+                group,
+                if pass { Passed } else { Failed },
+                Some(base),
+            ));
         }
         classify(v)
     }

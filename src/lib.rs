@@ -25,3 +25,8 @@ pub use outcome::{Level, Outcome};
 pub use runner::Preset;
 pub use status::TestStatus;
 pub use verdict::Verdict;
+
+/// The README's Rust examples compile.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -167,11 +167,9 @@ async fn check(args: CheckArgs) -> ExitCode {
         Format::Human => print!("{}", report::human(&verdict)),
         Format::Json => println!("{}", report::json(&verdict)),
     }
-    if let Some(path) = junit_out {
-        if let Err(e) = write_junit(&verdict, &path) {
-            eprintln!("patchgrade: error: {e:#}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+    if let Some(Err(e)) = junit_out.map(|path| write_junit(&verdict, &path)) {
+        eprintln!("patchgrade: error: {e:#}");
+        return ExitCode::from(EXIT_USAGE);
     }
     ExitCode::from(exit_code(&verdict, &accept))
 }
@@ -228,10 +226,7 @@ fn build(args: CheckArgs) -> Result<Check> {
         Some(name) => Some(name.parse::<Preset>()?),
         None => None,
     };
-    let syntax = match args.ids {
-        Some(Ids::Pytest) => Some(IdSyntax::Pytest),
-        None => None,
-    };
+    let syntax = args.ids.map(|Ids::Pytest| IdSyntax::Pytest);
     let command = match (args.test_cmd.or(task.test_cmd), preset) {
         (Some(t), Some(p)) if syntax.is_none() => Some(TestCommand::custom_for(&t, p)?),
         (Some(t), _) => Some(TestCommand::custom(&t, syntax.unwrap_or(IdSyntax::Pytest))?),

@@ -102,11 +102,7 @@ pub fn human(v: &Verdict) -> String {
 
 fn grid(out: &mut String, outcome: Outcome) {
     const W: usize = 21;
-    let _ = writeln!(
-        out,
-        "{:10}{:W$}{:W$}{}",
-        "", " all P2P", " some P2P", " no P2P"
-    );
+    let _ = writeln!(out, "{:10}{:W$}{:W$} no P2P", "", " all P2P", " some P2P");
     for f in Level::ALL {
         let row = match f {
             Level::All => "all F2P",
