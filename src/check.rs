@@ -432,11 +432,7 @@ impl Check {
                     Ok(f) => {
                         return Err((
                             ErrorCause::SetupFailed,
-                            format!(
-                                "setup command {}; its output ends with:\n{}",
-                                describe(f.termination, self.timeout),
-                                log_tail(&setup)
-                            ),
+                            explain("setup command", f.termination, self.timeout, "", &setup),
                         ));
                     }
                     Err(e) => {
@@ -467,10 +463,12 @@ impl Check {
             let report = Report::read(&junit).map_err(|e| match e {
                 JunitError::Missing(_) => (
                     ErrorCause::NoReport,
-                    format!(
-                        "test command {} and wrote no JUnit report; its stderr ends with:\n{}",
-                        describe(finished.termination, self.timeout),
-                        log_tail(&test)
+                    explain(
+                        "test command",
+                        finished.termination,
+                        self.timeout,
+                        " and wrote no JUnit report",
+                        &test,
                     ),
                 ),
                 other => (ErrorCause::UnreadableReport, other.to_string()),
@@ -481,10 +479,12 @@ impl Check {
             if report.cases.is_empty() {
                 return Err((
                     ErrorCause::EmptyReport,
-                    format!(
-                        "test command {} and its JUnit report holds no test case; its output ends with:\n{}",
-                        describe(finished.termination, self.timeout),
-                        log_tail(&test)
+                    explain(
+                        "test command",
+                        finished.termination,
+                        self.timeout,
+                        " and its JUnit report holds no test case",
+                        &test,
                     ),
                 ));
             }
@@ -839,6 +839,21 @@ fn describe(t: Termination, timeout: Duration) -> String {
             humantime::format_duration(timeout)
         ),
     }
+}
+
+/// `<what> exited with code 4<detail>; its output ends with: <tail>`.
+fn explain(
+    what: &str,
+    t: Termination,
+    timeout: Duration,
+    detail: &str,
+    spec: &process::Spec,
+) -> String {
+    format!(
+        "{what} {}{detail}; its output ends with:\n{}",
+        describe(t, timeout),
+        log_tail(spec)
+    )
 }
 
 /// The last lines of a command's stderr (or stdout when stderr is empty), for error messages.

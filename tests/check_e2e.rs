@@ -290,17 +290,8 @@ fn candidate_edits_to_hidden_tests_are_overridden_and_reported() {
 
 #[test]
 fn timeout_is_error_and_leaves_no_process() {
-    require_pytest();
-    let marker = format!("patchgrade-hang-{}", std::process::id());
-    let f = Fixture::with_files(&[(
-        "hang.py",
-        "import subprocess, sys, time\n\
-        subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1]])\n\
-        time.sleep(600)\n",
-    )]);
+    let (f, patch, marker, cmd) = hanging("hang");
     let before = f.snapshot();
-    let patch = f.scratch_file("p.diff", "diff --git a/x.txt b/x.txt\nnew file mode 100644\n--- /dev/null\n+++ b/x.txt\n@@ -0,0 +1 @@\n+x\n");
-    let cmd = format!("python hang.py {marker} {{junit}} {{tests}}");
     let run = f.run(&[
         "check",
         "--patch",

@@ -79,17 +79,8 @@ fn workdir_placeholder_points_tests_at_the_patched_code() {
 
 #[test]
 fn ctrl_c_kills_the_tests_and_removes_the_checkouts() {
-    require_pytest();
-    let marker = format!("patchgrade-sigint-{}", std::process::id());
-    let f = Fixture::with_files(&[(
-        "hang.py",
-        "import subprocess, sys, time\n\
-        subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1]])\n\
-        time.sleep(600)\n",
-    )]);
+    let (f, patch, marker, cmd) = hanging("sigint");
     let before = f.snapshot();
-    let patch = f.scratch_file("p.diff", "diff --git a/x.txt b/x.txt\nnew file mode 100644\n--- /dev/null\n+++ b/x.txt\n@@ -0,0 +1 @@\n+x\n");
-    let cmd = format!("python hang.py {marker} {{junit}} {{tests}}");
     let child = f
         .command(&[
             "check",

@@ -263,3 +263,23 @@ pub fn processes_with(marker: &str) -> Vec<String> {
     }
     found
 }
+
+/// A repository whose test command hangs, with a grandchild that would outlive a careless
+/// kill. Returns the fixture, a patch file, the marker on the hanging processes' command lines,
+/// and the `--test-cmd` template.
+pub fn hanging(tag: &str) -> (Fixture, PathBuf, String, String) {
+    require_pytest();
+    let marker = format!("patchgrade-{tag}-{}", std::process::id());
+    let f = Fixture::with_files(&[(
+        "hang.py",
+        "import subprocess, sys, time\n\
+         subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1]])\n\
+         time.sleep(600)\n",
+    )]);
+    let patch = f.scratch_file(
+        "p.diff",
+        "diff --git a/x.txt b/x.txt\nnew file mode 100644\n--- /dev/null\n+++ b/x.txt\n@@ -0,0 +1 @@\n+x\n",
+    );
+    let cmd = format!("python hang.py {marker} {{junit}} {{tests}}");
+    (f, patch, marker, cmd)
+}
