@@ -266,29 +266,29 @@ impl Check {
 
         // A broken task (test patch or checkout failing at base) outranks anything the
         // candidate did: no verdict about the candidate means anything then.
-        let base = match base {
-            None => None,
-            Some(Ok(prepared)) => Some(prepared),
+        let run_baseline = match base {
+            None => false,
+            Some(Ok(())) => true,
             Some(Err(other)) => {
                 return Ok(draft.fail(Stage::Baseline, other.into_error(), started));
             }
         };
-        let cand = match cand {
-            Ok(prepared) => prepared,
-            Err(Prep::Candidate(failure)) => {
+        match cand {
+            Ok(Candidate::Applied { overridden }) => draft.patch.overridden_files = overridden,
+            Ok(Candidate::Rejected(failure)) => {
                 draft.patch.apply_failure = Some(failure);
                 return Ok(draft.finish(Outcome::PatchFailed, None, None, started));
             }
             Err(other) => return Ok(draft.fail(Stage::Candidate, other.into_error(), started)),
-        };
-        draft.patch.overridden_files = cand.overridden.clone();
+        }
 
         let test_started = Instant::now();
         let keep = self.keep.is_some();
         let (cand_run, base_run) = tokio::join!(self.execute(&plan, &cand_dir, keep), async {
-            match &base {
-                Some(_) => Some(self.execute(&plan, &base_dir, keep).await),
-                None => None,
+            if run_baseline {
+                Some(self.execute(&plan, &base_dir, keep).await)
+            } else {
+                None
             }
         });
         draft.timings.test_ms = ms(test_started.elapsed());
@@ -526,15 +526,17 @@ struct Execution {
     report: Result<Report, (ErrorCause, String)>,
 }
 
-/// A prepared checkout.
-struct Prepared {
-    overridden: Vec<String>,
+/// The candidate checkout, prepared. A candidate that does not apply is an outcome
+/// (`patch-failed`), not a failure to prepare.
+enum Candidate {
+    /// Applied; these candidate edits were replaced by the test patch's files.
+    Applied { overridden: Vec<String> },
+    /// Did not apply.
+    Rejected(ApplyFailure),
 }
 
 /// Why a checkout could not be prepared.
 enum Prep {
-    /// The candidate does not apply: `patch-failed`.
-    Candidate(ApplyFailure),
     /// The test patch does not apply: the task is broken.
     TestPatch(ApplyFailure),
     /// I/O or git trouble.
@@ -544,7 +546,7 @@ enum Prep {
 impl Prep {
     fn into_error(self) -> (ErrorCause, String) {
         match self {
-            Prep::Candidate(f) | Prep::TestPatch(f) => (
+            Prep::TestPatch(f) => (
                 ErrorCause::TestPatchDoesNotApply,
                 format!("test patch does not apply: {f}"),
             ),
@@ -558,11 +560,13 @@ fn prepare_candidate(
     candidate: &Patch,
     test_patch: Option<&Patch>,
     dir: &Path,
-) -> Result<Prepared, Prep> {
+) -> Result<Candidate, Prep> {
     let checkout = create_checkout(source, dir)?;
-    checkout.apply(candidate).map_err(Prep::Candidate)?;
+    if let Err(failure) = checkout.apply(candidate) {
+        return Ok(Candidate::Rejected(failure));
+    }
     let Some(tp) = test_patch else {
-        return Ok(Prepared {
+        return Ok(Candidate::Applied {
             overridden: Vec::new(),
         });
     };
@@ -577,21 +581,15 @@ fn prepare_candidate(
         .restore(tp.files())
         .map_err(|e| Prep::Checkout(e.to_string()))?;
     checkout.apply(tp).map_err(Prep::TestPatch)?;
-    Ok(Prepared { overridden })
+    Ok(Candidate::Applied { overridden })
 }
 
-fn prepare_baseline(
-    source: &Source,
-    test_patch: Option<&Patch>,
-    dir: &Path,
-) -> Result<Prepared, Prep> {
+fn prepare_baseline(source: &Source, test_patch: Option<&Patch>, dir: &Path) -> Result<(), Prep> {
     let checkout = create_checkout(source, dir)?;
     if let Some(tp) = test_patch {
         checkout.apply(tp).map_err(Prep::TestPatch)?;
     }
-    Ok(Prepared {
-        overridden: Vec::new(),
-    })
+    Ok(())
 }
 
 fn create_checkout(source: &Source, dir: &Path) -> Result<Checkout, Prep> {
