@@ -1,13 +1,13 @@
 //! The `check` pipeline: one candidate patch, graded end to end from what is observed.
 
-use crate::classify::{Axis, Classification, Effect, Group, Observed, classify};
-use crate::ids::{IdSyntax, Index};
+use crate::draft::Draft;
+use crate::grade::{Evidence, Requested, grade, retry_candidates};
+use crate::ids::IdSyntax;
 use crate::junit::{JunitError, Report};
-use crate::outcome::{Level, Outcome};
+use crate::outcome::Outcome;
 use crate::patch::{Patch, PatchError};
 use crate::process::{self, Termination};
 use crate::runner::{self, MissingJunit, Preset, Template};
-use crate::status::TestStatus;
 use crate::verdict::*;
 use crate::workspace::{ApplyFailure, Checkout, Source, SourceError};
 use std::path::{Path, PathBuf};
@@ -80,6 +80,9 @@ pub enum CheckError {
     /// No test command.
     #[error("no test command: give --runner or --test-cmd")]
     NoCommand,
+    /// A JUnit report given to `grade`.
+    #[error(transparent)]
+    Report(#[from] JunitError),
     /// The `--keep` directory.
     #[error("{path}: {reason}")]
     Dir {
@@ -123,6 +126,7 @@ pub struct Check {
     baseline: bool,
     keep: Option<PathBuf>,
     instance_id: Option<String>,
+    retries: usize,
 }
 
 impl Check {
@@ -142,6 +146,7 @@ impl Check {
             baseline: true,
             keep: None,
             instance_id: None,
+            retries: 0,
         }
     }
 
@@ -217,6 +222,13 @@ impl Check {
         self
     }
 
+    /// Run the tests that did not pass again, up to `n` times, with just their ids; a test that
+    /// fails and then passes is flaky.
+    pub fn retries(mut self, n: usize) -> Check {
+        self.retries = n;
+        self
+    }
+
     /// Label the verdict with a task id.
     pub fn instance_id(mut self, id: impl Into<String>) -> Check {
         self.instance_id = Some(id.into());
@@ -227,7 +239,7 @@ impl Check {
     pub async fn run(&self) -> Result<Verdict, CheckError> {
         let started = Instant::now();
         let plan = self.validate()?;
-        let mut draft = Draft::new(self, &plan);
+        let mut draft = Draft::new(self.task_info(&plan), plan.patch_info(), plan.f2p.len());
         let Some(candidate) = plan.candidate.clone() else {
             return Ok(draft.finish(Outcome::EmptyPatch, None, None, started));
         };
@@ -296,39 +308,22 @@ impl Check {
         draft.runs.baseline = base_run.as_ref().map(|r| r.info.clone());
 
         // A baseline that cannot be judged means the task, not the candidate, is in question.
-        let base_report = match base_run.map(|r| r.report) {
+        let base_evidence = match base_run.map(|r| r.evidence) {
             None => None,
-            Some(Ok(report)) => Some(report),
+            Some(Ok(evidence)) => Some(evidence),
             Some(Err(e)) => return Ok(draft.fail(Stage::Baseline, e, started)),
         };
-        let cand_report = match cand_run.report {
-            Ok(report) => report,
+        let cand_evidence = match cand_run.evidence {
+            Ok(evidence) => evidence,
             Err(e) => return Ok(draft.fail(Stage::Candidate, e, started)),
         };
-
-        let syntax = plan.command.ids;
-        let cand_index = Index::new(&cand_report);
-        let base_index = base_report.as_ref().map(Index::new);
-        let mut ambiguous = Vec::new();
-        let observed: Vec<Observed<'_>> = plan
-            .groups()
-            .map(|(id, group)| {
-                let after = cand_index.resolve(syntax, id);
-                if after.matches > 1 {
-                    ambiguous.push(id.to_string());
-                }
-                Observed {
-                    id,
-                    group,
-                    after: after.observation,
-                    base: base_index
-                        .as_ref()
-                        .map(|i| i.resolve(syntax, id).observation),
-                }
-            })
-            .collect();
-        let classification = classify(observed);
-        draft.warn_about(&classification, self.baseline, ambiguous);
+        let graded = grade(
+            plan.command.ids,
+            plan.requested(),
+            &cand_evidence,
+            base_evidence.as_ref(),
+        );
+        draft.warn_about(&graded, base_evidence.is_some());
         // Bytecode is the evidence; a user who switched it off explicitly gets no guess.
         let bytecode_off = self
             .env
@@ -353,19 +348,14 @@ impl Check {
                 });
             }
         }
-        let outcome = classification.outcome;
-        Ok(draft.finish(outcome, Some(classification), None, started))
+        let outcome = graded.classification.outcome;
+        Ok(draft.finish(outcome, Some(graded.classification), None, started))
     }
 
     /// Check every input before anything is created.
     fn validate(&self) -> Result<Plan, CheckError> {
         let command = self.command.clone().ok_or(CheckError::NoCommand)?;
-        if self.f2p.is_empty() && self.p2p.is_empty() {
-            return Err(CheckError::NoIds);
-        }
-        if let Some(id) = self.f2p.iter().find(|id| self.p2p.contains(id)) {
-            return Err(CheckError::IdInBothGroups(id.clone()));
-        }
+        let (f2p, p2p) = validate_ids(&self.f2p, &self.p2p)?;
         let parse = |(origin, text): &(String, Vec<u8>)| {
             Patch::parse(text).map_err(|source| CheckError::Patch {
                 origin: origin.clone(),
@@ -383,50 +373,42 @@ impl Check {
             candidate,
             test_patch,
             command,
-            f2p: dedup(&self.f2p),
-            p2p: dedup(&self.p2p),
+            f2p,
+            p2p,
         })
     }
 
-    /// Setup and tests in one prepared checkout.
+    fn task_info(&self, plan: &Plan) -> TaskInfo {
+        TaskInfo {
+            instance_id: self.instance_id.clone(),
+            repo: Some(plan.source.repo_dir.clone()),
+            base: Some(self.base.clone()),
+            base_commit: Some(plan.source.commit.to_string()),
+            test_cmd: Some(plan.command.template.as_str().to_string()),
+            ids: plan.command.ids,
+        }
+    }
+
+    /// Setup, then the tests, in one prepared checkout: a first attempt (again without the ids
+    /// the runner refused, if it refused some), then `--retries` rounds of the tests that did
+    /// not pass.
     async fn execute(&self, plan: &Plan, dir: &Path, keep: bool) -> Execution {
         let workdir = dir.join("work");
-        let junit = dir.join("junit.xml");
-        let ids: Vec<&str> = plan.groups().map(|(id, _)| id).collect();
-        let command = plan.command.template.render(&ids, &junit, &workdir);
-        let env: Vec<(String, String)> = self
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), runner::with_workdir_raw(v, &workdir)))
-            .collect();
-        let env_remove: Vec<String> = plan
-            .command
-            .preset
-            .map(|p| p.env_remove())
-            .unwrap_or_default()
-            .iter()
-            .filter(|k| !env.iter().any(|(e, _)| e == *k))
-            .map(|k| k.to_string())
-            .collect();
-        let spec = |script: String, log: &str| process::Spec {
-            script,
-            cwd: workdir.clone(),
-            env: env.clone(),
-            env_remove: env_remove.clone(),
-            timeout: self.timeout,
-            stdout: dir.join(format!("{log}.stdout.log")),
-            stderr: dir.join(format!("{log}.stderr.log")),
-        };
         let started = Instant::now();
         let mut info = RunInfo {
-            command: command.clone(),
-            termination: None,
-            duration_ms: 0,
             dir: keep.then(|| dir.to_path_buf()),
+            ..RunInfo::default()
         };
-        let report = async {
+        let runner = Attempts {
+            check: self,
+            plan,
+            dir,
+            env: self.env_for(plan, &workdir),
+            workdir: workdir.clone(),
+        };
+        let evidence = async {
             if let Some(setup) = &self.setup_cmd {
-                let setup = spec(runner::with_workdir(setup, &workdir), "setup");
+                let setup = runner.spec(runner::with_workdir(setup, &workdir), "setup");
                 match process::run(&setup).await {
                     Ok(f) if f.termination == Termination::Exited(0) => {}
                     Ok(f) => {
@@ -443,56 +425,212 @@ impl Check {
                     }
                 }
             }
-            let test = spec(command.clone(), "test");
-            let finished = process::run(&test).await.map_err(|e| {
-                (
-                    ErrorCause::CommandFailedToStart,
-                    format!("test command could not start: {e}"),
-                )
-            })?;
-            info.termination = Some(finished.termination);
-            if finished.termination == Termination::TimedOut {
-                return Err((
-                    ErrorCause::Timeout,
-                    format!(
-                        "test command {}",
-                        describe(finished.termination, self.timeout)
-                    ),
-                ));
+            let syntax = plan.command.ids;
+            let requested = plan.requested();
+            let all: Vec<String> = requested.iter().map(|(id, _)| id.to_string()).collect();
+            let mut evidence = Evidence::default();
+            let first = runner.attempt(&all, 0, &mut info).await?;
+            let report = if first.report.cases.is_empty() {
+                // pytest refuses the whole run for one unknown id: leave the refused ids out
+                // and run the others again.
+                let rejected = runner::rejected_ids(syntax, &first.output(), &all);
+                let mut rest: Vec<String> = all
+                    .iter()
+                    .filter(|id| !rejected.iter().any(|(r, _)| r == *id))
+                    .cloned()
+                    .collect();
+                if rejected.is_empty() || rest.is_empty() {
+                    return Err(first.empty_report_error(self.timeout));
+                }
+                // The files of ids that exist but name no test are run whole, so the report
+                // holds the ids the user might have meant.
+                for (id, why) in &rejected {
+                    let file = id.split("::").next().unwrap_or_default();
+                    if why == "not found" && !rest.iter().any(|r| r == file) {
+                        rest.push(file.to_string());
+                    }
+                }
+                evidence.rejected = rejected;
+                let again = runner.attempt(&rest, 1, &mut info).await?;
+                if again.report.cases.is_empty() {
+                    return Err(again.empty_report_error(self.timeout));
+                }
+                again.report
+            } else {
+                first.report
+            };
+            evidence.attempts.push(report);
+            for _ in 0..self.retries {
+                let again = retry_candidates(syntax, requested, &evidence);
+                if again.is_empty() {
+                    break;
+                }
+                let n = info.attempts;
+                // A retry that cannot be read adds nothing; the attempts so far stand.
+                match runner.attempt(&again, n, &mut info).await {
+                    Ok(retry) => evidence.attempts.push(retry.report),
+                    Err(_) => break,
+                }
             }
-            let report = Report::read(&junit).map_err(|e| match e {
-                JunitError::Missing(_) => (
-                    ErrorCause::NoReport,
-                    explain(
-                        "test command",
-                        finished.termination,
-                        self.timeout,
-                        " and wrote no JUnit report",
-                        &test,
-                    ),
-                ),
-                other => (ErrorCause::UnreadableReport, other.to_string()),
-            })?;
-            // No test case at all is not an observation of the requested tests: pytest, for
-            // one, writes such a report when it rejects an id. (A module that fails to import
-            // still leaves an error test case, and is graded.)
-            if report.cases.is_empty() {
-                return Err((
-                    ErrorCause::EmptyReport,
-                    explain(
-                        "test command",
-                        finished.termination,
-                        self.timeout,
-                        " and its JUnit report holds no test case",
-                        &test,
-                    ),
-                ));
-            }
-            Ok(report)
+            Ok(evidence)
         }
         .await;
         info.duration_ms = ms(started.elapsed());
-        Execution { info, report }
+        Execution { info, evidence }
+    }
+
+    /// The environment of the commands: `{workdir}` filled in, and the preset's removals unless
+    /// the user set the variable.
+    fn env_for(&self, plan: &Plan, workdir: &Path) -> (Vec<(String, String)>, Vec<String>) {
+        let env: Vec<(String, String)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), runner::with_workdir_raw(v, workdir)))
+            .collect();
+        let remove: Vec<String> = plan
+            .command
+            .preset
+            .map(|p| p.env_remove())
+            .unwrap_or_default()
+            .iter()
+            .filter(|k| !env.iter().any(|(e, _)| e == *k))
+            .map(|k| k.to_string())
+            .collect();
+        (env, remove)
+    }
+}
+
+/// Runs the test command in one checkout.
+struct Attempts<'a> {
+    check: &'a Check,
+    plan: &'a Plan,
+    dir: &'a Path,
+    workdir: PathBuf,
+    env: (Vec<(String, String)>, Vec<String>),
+}
+
+/// One finished attempt whose report could be read.
+struct Attempt {
+    report: Report,
+    termination: Termination,
+    spec: process::Spec,
+}
+
+impl Attempt {
+    fn output(&self) -> String {
+        let read = |p: &Path| std::fs::read(p).map(|b| tail_bytes(&b)).unwrap_or_default();
+        format!("{}\n{}", read(&self.spec.stdout), read(&self.spec.stderr))
+    }
+
+    /// No test case at all is not an observation of the requested tests: pytest, for one,
+    /// writes such a report when it rejects an id. (A module that fails to import still leaves
+    /// an error test case, and is graded.)
+    fn empty_report_error(&self, timeout: Duration) -> (ErrorCause, String) {
+        (
+            ErrorCause::EmptyReport,
+            explain(
+                "test command",
+                self.termination,
+                timeout,
+                " and its JUnit report holds no test case",
+                &self.spec,
+            ),
+        )
+    }
+}
+
+/// The last 256 KiB of a log, where runners write their errors.
+fn tail_bytes(bytes: &[u8]) -> String {
+    const MAX: usize = 256 * 1024;
+    String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(MAX)..]).into_owned()
+}
+
+impl Attempts<'_> {
+    fn spec(&self, script: String, log: &str) -> process::Spec {
+        process::Spec {
+            script,
+            cwd: self.workdir.clone(),
+            env: self.env.0.clone(),
+            env_remove: self.env.1.clone(),
+            timeout: self.check.timeout,
+            stdout: self.dir.join(format!("{log}.stdout.log")),
+            stderr: self.dir.join(format!("{log}.stderr.log")),
+        }
+    }
+
+    /// Run the tests for these ids once; attempt `n` writes `junit-n` (the first, `junit`).
+    async fn attempt(
+        &self,
+        ids: &[String],
+        n: usize,
+        info: &mut RunInfo,
+    ) -> Result<Attempt, (ErrorCause, String)> {
+        let command = &self.plan.command;
+        let suffix = if n == 0 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let dir_report = command.preset.is_some_and(|p| p.junit_is_dir());
+        let junit = self.dir.join(if dir_report {
+            format!("junit{suffix}")
+        } else {
+            format!("junit{suffix}.xml")
+        });
+        let run_forms = dedup(
+            &ids.iter()
+                .map(|id| command.ids.run_form(id))
+                .collect::<Vec<_>>(),
+        );
+        let tests = match command.preset {
+            Some(preset) => preset.select(&run_forms, &self.workdir),
+            None => shell_words::join(&run_forms),
+        };
+        let script = command.template.render(&tests, &junit, &self.workdir);
+        let spec = self.spec(script.clone(), &format!("test{suffix}"));
+        info.attempts += 1;
+        if n == 0 {
+            info.command = Some(script);
+        }
+        let finished = process::run(&spec).await.map_err(|e| {
+            (
+                ErrorCause::CommandFailedToStart,
+                format!("test command could not start: {e}"),
+            )
+        })?;
+        if n == 0 {
+            info.termination = Some(finished.termination);
+        }
+        if finished.termination == Termination::TimedOut {
+            return Err((
+                ErrorCause::Timeout,
+                format!(
+                    "test command {}",
+                    describe(finished.termination, self.check.timeout)
+                ),
+            ));
+        }
+        let report = Report::read(&junit).map_err(|e| match e {
+            JunitError::Missing(_) | JunitError::EmptyDir(_) => (
+                ErrorCause::NoReport,
+                explain(
+                    "test command",
+                    finished.termination,
+                    self.check.timeout,
+                    " and wrote no JUnit report",
+                    &spec,
+                ),
+            ),
+            other => (ErrorCause::UnreadableReport, other.to_string()),
+        })?;
+        if info.dir.is_some() {
+            info.reports.push(junit);
+        }
+        Ok(Attempt {
+            report,
+            termination: finished.termination,
+            spec,
+        })
     }
 }
 
@@ -507,10 +645,37 @@ struct Plan {
 }
 
 impl Plan {
-    fn groups(&self) -> impl Iterator<Item = (&str, Group)> {
-        let f = self.f2p.iter().map(|id| (id.as_str(), Group::F2p));
-        f.chain(self.p2p.iter().map(|id| (id.as_str(), Group::P2p)))
+    fn requested(&self) -> Requested<'_> {
+        Requested {
+            f2p: &self.f2p,
+            p2p: &self.p2p,
+        }
     }
+
+    fn patch_info(&self) -> PatchInfo {
+        PatchInfo {
+            test_patch_files: self
+                .test_patch
+                .as_ref()
+                .map(|p| p.files().to_vec())
+                .unwrap_or_default(),
+            ..PatchInfo::default()
+        }
+    }
+}
+
+/// Both lists, without repeats; an id in both is a contradiction.
+pub(crate) fn validate_ids(
+    f2p: &[String],
+    p2p: &[String],
+) -> Result<(Vec<String>, Vec<String>), CheckError> {
+    if f2p.is_empty() && p2p.is_empty() {
+        return Err(CheckError::NoIds);
+    }
+    if let Some(id) = f2p.iter().find(|id| p2p.contains(id)) {
+        return Err(CheckError::IdInBothGroups(id.clone()));
+    }
+    Ok((dedup(f2p), dedup(p2p)))
 }
 
 fn dedup(ids: &[String]) -> Vec<String> {
@@ -523,7 +688,7 @@ fn dedup(ids: &[String]) -> Vec<String> {
 
 struct Execution {
     info: RunInfo,
-    report: Result<Report, (ErrorCause, String)>,
+    evidence: Result<Evidence, (ErrorCause, String)>,
 }
 
 /// The candidate checkout, prepared. A candidate that does not apply is an outcome
@@ -654,180 +819,6 @@ impl RunRoot {
     }
 }
 
-/// The verdict under construction.
-struct Draft {
-    task: TaskInfo,
-    patch: PatchInfo,
-    runs: Runs,
-    warnings: Vec<Warning>,
-    timings: Timings,
-    f2p_total: usize,
-}
-
-impl Draft {
-    fn new(check: &Check, plan: &Plan) -> Draft {
-        Draft {
-            task: TaskInfo {
-                instance_id: check.instance_id.clone(),
-                repo: plan.source.repo_dir.clone(),
-                base: check.base.clone(),
-                base_commit: plan.source.commit.to_string(),
-                test_cmd: plan.command.template.as_str().to_string(),
-            },
-            patch: PatchInfo {
-                test_patch_files: plan
-                    .test_patch
-                    .as_ref()
-                    .map(|p| p.files().to_vec())
-                    .unwrap_or_default(),
-                ..PatchInfo::default()
-            },
-            runs: Runs::default(),
-            warnings: Vec::new(),
-            timings: Timings::default(),
-            f2p_total: plan.f2p.len(),
-        }
-    }
-
-    fn warn(&mut self, kind: WarningKind, message: String, tests: Vec<String>) {
-        self.warnings.push(Warning {
-            kind,
-            message,
-            tests,
-        });
-    }
-
-    fn warn_about(&mut self, c: &Classification, baseline: bool, ambiguous: Vec<String>) {
-        let ids = |pred: &dyn Fn(&crate::classify::GradedTest) -> bool| -> Vec<String> {
-            c.tests
-                .iter()
-                .filter(|t| pred(t))
-                .map(|t| t.id.clone())
-                .collect()
-        };
-        if self.f2p_total == 0 {
-            self.warn(
-                WarningKind::EmptyF2p,
-                "no fail-to-pass tests: the F2P axis is vacuously all-passing".into(),
-                Vec::new(),
-            );
-        }
-        let suspect = ids(&|t| t.group == Group::F2p && t.base_status == Some(TestStatus::Passed));
-        if !suspect.is_empty() {
-            self.warn(
-                WarningKind::F2pPassesAtBase,
-                format!(
-                    "{} fail-to-pass test(s) already pass at base: the task is suspect",
-                    suspect.len()
-                ),
-                suspect,
-            );
-        }
-        let broken = ids(&|t| t.effect == Effect::BrokenAtBase);
-        if !broken.is_empty() {
-            self.warn(
-                WarningKind::P2pBrokenAtBase,
-                format!(
-                    "{} pass-to-pass test(s) already fail at base and were not counted",
-                    broken.len()
-                ),
-                broken,
-            );
-        }
-        if c.p2p.total == 0 {
-            self.warn(
-                WarningKind::EmptyP2p,
-                "no pass-to-pass test is counted: the P2P axis is vacuously all-kept".into(),
-                Vec::new(),
-            );
-        }
-        if !baseline {
-            self.warn(
-                WarningKind::BaselineSkipped,
-                "baseline skipped: P2P tests that already failed at base are blamed on the patch"
-                    .into(),
-                Vec::new(),
-            );
-        }
-        if !ambiguous.is_empty() {
-            self.warn(
-                WarningKind::AmbiguousId,
-                "these ids matched more than one testcase; the first that did not pass decided"
-                    .into(),
-                ambiguous,
-            );
-        }
-    }
-
-    fn fail(
-        self,
-        stage: Stage,
-        (cause, message): (ErrorCause, String),
-        started: Instant,
-    ) -> Verdict {
-        let error = RunError {
-            stage,
-            cause,
-            message,
-        };
-        self.finish(Outcome::Error, None, Some(error), started)
-    }
-
-    fn finish(
-        mut self,
-        outcome: Outcome,
-        classification: Option<Classification>,
-        error: Option<RunError>,
-        started: Instant,
-    ) -> Verdict {
-        self.timings.total_ms = ms(started.elapsed());
-        let empty = Axis {
-            total: 0,
-            passing: 0,
-            level: Level::All,
-            excluded: 0,
-        };
-        let (f2p, p2p, tests) = match classification {
-            Some(c) => (c.f2p, c.p2p, c.tests),
-            None => (empty, empty, Vec::new()),
-        };
-        let summary = match &error {
-            Some(e) => format!(
-                "{}: the {} run could not be judged ({})",
-                outcome.title(),
-                match e.stage {
-                    Stage::Candidate => "candidate",
-                    Stage::Baseline => "baseline",
-                },
-                serde_plain(&e.cause)
-            ),
-            None => format!("{}: {}", outcome.title(), outcome.meaning()),
-        };
-        Verdict {
-            schema_version: SCHEMA_VERSION,
-            outcome,
-            summary,
-            task: self.task,
-            patch: self.patch,
-            f2p,
-            p2p,
-            tests,
-            error,
-            warnings: self.warnings,
-            runs: self.runs,
-            timings: self.timings,
-        }
-    }
-}
-
-/// A kebab-case enum's serialised name.
-fn serde_plain<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 fn describe(t: Termination, timeout: Duration) -> String {
     match t {
         Termination::Exited(code) => format!("exited with code {code}"),
@@ -888,6 +879,6 @@ fn log_tail(spec: &process::Spec) -> String {
     }
 }
 
-fn ms(d: Duration) -> u64 {
+pub(crate) fn ms(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
 }

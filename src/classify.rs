@@ -55,6 +55,9 @@ pub struct GradedTest {
     /// Message at base (why it was broken at base).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base_message: Option<String>,
+    /// For a missing test: the closest ids the report does hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub did_you_mean: Vec<String>,
 }
 
 /// Counts for one axis.
@@ -105,6 +108,8 @@ pub struct Observed<'a> {
     pub after: Observation,
     /// At base, or `None` when the baseline was not run.
     pub base: Option<Observation>,
+    /// For a missing test: the closest ids the report does hold.
+    pub did_you_mean: Vec<String>,
 }
 
 /// The effect of one test, from its statuses after the patch and at base.
@@ -112,7 +117,8 @@ pub struct Observed<'a> {
 /// Rules (documented in the README):
 /// - F2P: fixed iff it passes after; its base status never changes that (a pass at base only
 ///   makes the task suspect, which the caller warns about).
-/// - P2P with a baseline: failed/error/missing at base → broken at base (not counted);
+/// - Flaky (failed, then passed on a retry) counts as passing after the patch.
+/// - P2P with a baseline: failed/error/missing/flaky at base → broken at base (not counted);
 ///   passed at base → kept iff passed after; skipped at base → kept iff passed or skipped after.
 /// - P2P without a baseline: kept iff passed after (a skip proves nothing ran).
 pub fn effect(group: Group, after: TestStatus, base: Option<TestStatus>) -> Effect {
@@ -120,9 +126,10 @@ pub fn effect(group: Group, after: TestStatus, base: Option<TestStatus>) -> Effe
         Group::F2p if after.is_pass() => Effect::Fixed,
         Group::F2p => Effect::NotFixed,
         Group::P2p => match base {
-            Some(TestStatus::Failed | TestStatus::Error | TestStatus::Missing) => {
-                Effect::BrokenAtBase
-            }
+            // A test that is flaky at base cannot tell a patch's breakage from chance.
+            Some(
+                TestStatus::Failed | TestStatus::Error | TestStatus::Missing | TestStatus::Flaky,
+            ) => Effect::BrokenAtBase,
             Some(TestStatus::Skipped)
                 if matches!(after, TestStatus::Passed | TestStatus::Skipped) =>
             {
@@ -149,6 +156,7 @@ pub fn classify(observed: Vec<Observed<'_>>) -> Classification {
                 message: o.after.message,
                 details: o.after.details,
                 base_message: o.base.and_then(|b| b.message),
+                did_you_mean: o.did_you_mean,
             }
         })
         .collect();
@@ -179,7 +187,7 @@ mod tests {
     use super::*;
     use TestStatus::*;
 
-    const STATUSES: [TestStatus; 5] = [Passed, Failed, Error, Skipped, Missing];
+    const STATUSES: [TestStatus; 6] = [Passed, Flaky, Failed, Error, Skipped, Missing];
 
     fn obs<'a>(
         id: &'a str,
@@ -192,6 +200,7 @@ mod tests {
             group,
             after: Observation::bare(after),
             base: base.map(Observation::bare),
+            did_you_mean: Vec::new(),
         }
     }
 
@@ -277,10 +286,10 @@ mod tests {
     }
 
     #[test]
-    fn f2p_only_passed_counts() {
+    fn f2p_only_passed_or_flaky_counts() {
         for s in STATUSES {
             for b in [None, Some(Failed), Some(Passed)] {
-                let want = if s == Passed {
+                let want = if matches!(s, Passed | Flaky) {
                     Effect::Fixed
                 } else {
                     Effect::NotFixed
@@ -294,7 +303,7 @@ mod tests {
     fn p2p_effect_table_is_exhaustive() {
         for after in STATUSES {
             // No baseline: only a pass keeps.
-            let want = if after == Passed {
+            let want = if matches!(after, Passed | Flaky) {
                 Effect::Kept
             } else {
                 Effect::Broken
@@ -306,9 +315,9 @@ mod tests {
             );
             for base in STATUSES {
                 let want = match (base, after) {
-                    (Failed | Error | Missing, _) => Effect::BrokenAtBase,
-                    (Skipped, Passed | Skipped) => Effect::Kept,
-                    (Passed, Passed) => Effect::Kept,
+                    (Failed | Error | Missing | Flaky, _) => Effect::BrokenAtBase,
+                    (Skipped, Passed | Flaky | Skipped) => Effect::Kept,
+                    (Passed, Passed | Flaky) => Effect::Kept,
                     _ => Effect::Broken,
                 };
                 assert_eq!(
@@ -384,6 +393,7 @@ mod tests {
                 message: None,
                 details: None,
             }),
+            did_you_mean: Vec::new(),
         }]);
         assert_eq!(c.tests[0].message.as_deref(), Some("assert 1 == 2"));
         assert_eq!(c.tests[0].details.as_deref(), Some("trace"));

@@ -7,6 +7,8 @@
 
 pub mod check;
 pub mod classify;
+mod draft;
+pub mod grade;
 pub mod ids;
 pub mod junit;
 pub mod outcome;

@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
+use patchgrade::grade::FromReports;
 use patchgrade::task::{TaskFile, parse_duration, parse_env, parse_id_file};
 use patchgrade::{Check, IdSyntax, Outcome, Preset, TestCommand, Verdict, report};
 use std::io::Read;
@@ -27,7 +28,80 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Apply a patch in a temporary checkout, run the tests (and a baseline), classify.
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
+    /// Classify from JUnit reports that were already produced (CI ran the tests).
+    Grade(Box<GradeArgs>),
+}
+
+#[derive(clap::Args)]
+struct GradeArgs {
+    /// Report after the patch: a file or a directory of reports (repeatable).
+    #[arg(long, value_name = "PATH", required = true)]
+    junit: Vec<PathBuf>,
+    /// Report at base: a file or a directory (repeatable). Without it every P2P failure is
+    /// blamed on the patch.
+    #[arg(long, value_name = "PATH")]
+    base_junit: Vec<PathBuf>,
+    #[command(flatten)]
+    tests: TestIdArgs,
+    /// The runner that wrote the reports (gives the id syntax).
+    #[arg(long, value_name = "NAME")]
+    runner: Option<String>,
+    /// Id syntax, when it is not the runner's [default: pytest]
+    #[arg(long, value_name = "SYNTAX")]
+    ids: Option<String>,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// The requested tests.
+#[derive(clap::Args)]
+struct TestIdArgs {
+    /// A fail-to-pass test id (repeatable).
+    #[arg(long = "f2p", value_name = "ID")]
+    f2p: Vec<String>,
+    /// A pass-to-pass test id (repeatable).
+    #[arg(long = "p2p", value_name = "ID")]
+    p2p: Vec<String>,
+    /// File of fail-to-pass ids: one per line, or a JSON array.
+    #[arg(long, value_name = "FILE")]
+    f2p_file: Option<PathBuf>,
+    /// File of pass-to-pass ids: one per line, or a JSON array.
+    #[arg(long, value_name = "FILE")]
+    p2p_file: Option<PathBuf>,
+}
+
+impl TestIdArgs {
+    /// F2P and P2P ids; flags and id files replace the task file's lists.
+    fn resolve(
+        self,
+        task_f2p: Vec<String>,
+        task_p2p: Vec<String>,
+    ) -> Result<(Vec<String>, Vec<String>)> {
+        Ok((
+            ids(self.f2p, self.f2p_file.as_deref(), task_f2p)?,
+            ids(self.p2p, self.p2p_file.as_deref(), task_p2p)?,
+        ))
+    }
+}
+
+/// How the verdict is written, for every subcommand that produces one.
+#[derive(clap::Args)]
+struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: Format,
+    /// Also write the graded tests as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit_out: Option<PathBuf>,
+    /// Outcomes that exit 0 (comma list).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "resolved",
+        value_delimiter = ','
+    )]
+    accept: Vec<Outcome>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -40,11 +114,6 @@ enum Format {
 enum Baseline {
     Run,
     Skip,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Ids {
-    Pytest,
 }
 
 #[derive(clap::Args)]
@@ -64,27 +133,22 @@ struct CheckArgs {
     /// The hidden test patch, applied after the candidate.
     #[arg(long, value_name = "FILE")]
     test_patch: Option<PathBuf>,
-    /// A fail-to-pass test id (repeatable).
-    #[arg(long = "f2p", value_name = "ID")]
-    f2p: Vec<String>,
-    /// A pass-to-pass test id (repeatable).
-    #[arg(long = "p2p", value_name = "ID")]
-    p2p: Vec<String>,
-    /// File of fail-to-pass ids: one per line, or a JSON array.
-    #[arg(long, value_name = "FILE")]
-    f2p_file: Option<PathBuf>,
-    /// File of pass-to-pass ids: one per line, or a JSON array.
-    #[arg(long, value_name = "FILE")]
-    p2p_file: Option<PathBuf>,
-    /// Preset test runner: pytest.
+    #[command(flatten)]
+    tests: TestIdArgs,
+    /// Preset test runner: pytest, unittest, nextest, go, jest, vitest, mocha, node, ctest,
+    /// phpunit, maven, gradle.
     #[arg(long, value_name = "NAME")]
     runner: Option<String>,
     /// Test command template with {tests}, {junit} and {workdir}.
     #[arg(long, value_name = "TEMPLATE")]
     test_cmd: Option<String>,
-    /// Id syntax of a custom --test-cmd (default: the runner's, else pytest).
-    #[arg(long, value_enum)]
-    ids: Option<Ids>,
+    /// Id syntax of a custom --test-cmd: a runner name or classname.name [default: the
+    /// runner's, else pytest]
+    #[arg(long, value_name = "SYNTAX")]
+    ids: Option<String>,
+    /// Run tests that did not pass again, up to N times; one that then passes is flaky.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retries: usize,
     /// Timeout per command (setup, tests), e.g. 90s, 30m [default: 30m]
     #[arg(long, value_name = "DURATION")]
     timeout: Option<String>,
@@ -100,20 +164,8 @@ struct CheckArgs {
     /// Keep the checkouts and logs under DIR.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "human")]
-    format: Format,
-    /// Also write the graded tests as JUnit XML to FILE.
-    #[arg(long, value_name = "FILE")]
-    junit_out: Option<PathBuf>,
-    /// Outcomes that exit 0 (comma list).
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "resolved",
-        value_delimiter = ','
-    )]
-    accept: Vec<Outcome>,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 #[tokio::main]
@@ -125,7 +177,10 @@ async fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
         }
     };
-    let Command::Check(args) = cli.command;
+    let args = match cli.command {
+        Command::Check(args) => *args,
+        Command::Grade(args) => return grade(*args),
+    };
     // Returning from select drops the check: its process groups are killed and its temporary
     // checkouts removed before the process exits.
     tokio::select! {
@@ -149,13 +204,50 @@ async fn interrupted() -> &'static str {
     }
 }
 
-async fn check(args: CheckArgs) -> ExitCode {
-    let accept = args.accept.clone();
-    let (format, junit_out) = (args.format, args.junit_out.clone());
+async fn check(mut args: CheckArgs) -> ExitCode {
+    let output = std::mem::replace(
+        &mut args.output,
+        OutputArgs {
+            format: Format::Human,
+            junit_out: None,
+            accept: Vec::new(),
+        },
+    );
     let verdict = match build(args) {
         Ok(check) => check.run().await.map_err(anyhow::Error::from),
         Err(e) => Err(e),
     };
+    emit(verdict, &output)
+}
+
+fn grade(args: GradeArgs) -> ExitCode {
+    let verdict = (|| -> Result<Verdict> {
+        let syntax = id_syntax(args.ids.as_deref(), args.runner.as_deref())?;
+        let (f2p, p2p) = args.tests.resolve(Vec::new(), Vec::new())?;
+        let job = FromReports {
+            junit: args.junit,
+            base_junit: args.base_junit,
+            f2p,
+            p2p,
+            ids: syntax,
+            instance_id: None,
+        };
+        Ok(job.run()?)
+    })();
+    emit(verdict, &args.output)
+}
+
+/// The id syntax from `--ids`, else the runner's, else pytest's.
+fn id_syntax(ids: Option<&str>, runner: Option<&str>) -> Result<IdSyntax> {
+    Ok(match (ids, runner) {
+        (Some(ids), _) => ids.parse()?,
+        (None, Some(runner)) => runner.parse::<Preset>()?.id_syntax(),
+        (None, None) => IdSyntax::Pytest,
+    })
+}
+
+/// Print a verdict (or the bad-input error) and pick the exit code.
+fn emit(verdict: Result<Verdict>, output: &OutputArgs) -> ExitCode {
     let verdict = match verdict {
         Ok(v) => v,
         Err(e) => {
@@ -163,15 +255,19 @@ async fn check(args: CheckArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    match format {
+    match output.format {
         Format::Human => print!("{}", report::human(&verdict)),
         Format::Json => println!("{}", report::json(&verdict)),
     }
-    if let Some(Err(e)) = junit_out.map(|path| write_junit(&verdict, &path)) {
+    if let Some(Err(e)) = output
+        .junit_out
+        .as_ref()
+        .map(|path| write_junit(&verdict, path))
+    {
         eprintln!("patchgrade: error: {e:#}");
         return ExitCode::from(EXIT_USAGE);
     }
-    ExitCode::from(exit_code(&verdict, &accept))
+    ExitCode::from(exit_code(&verdict, &output.accept))
 }
 
 fn exit_code(verdict: &Verdict, accept: &[Outcome]) -> u8 {
@@ -218,15 +314,18 @@ fn build(args: CheckArgs) -> Result<Check> {
         (None, None) => {}
     }
 
-    let f2p = ids(args.f2p, args.f2p_file.as_deref(), task.f2p)?;
-    let p2p = ids(args.p2p, args.p2p_file.as_deref(), task.p2p)?;
+    let (f2p, p2p) = args.tests.resolve(task.f2p, task.p2p)?;
     check = check.f2p(f2p).p2p(p2p);
 
     let preset = match args.runner.or(task.runner) {
         Some(name) => Some(name.parse::<Preset>()?),
         None => None,
     };
-    let syntax = args.ids.map(|Ids::Pytest| IdSyntax::Pytest);
+    let syntax = args
+        .ids
+        .as_deref()
+        .map(str::parse::<IdSyntax>)
+        .transpose()?;
     let command = match (args.test_cmd.or(task.test_cmd), preset) {
         (Some(t), Some(p)) if syntax.is_none() => Some(TestCommand::custom_for(&t, p)?),
         (Some(t), _) => Some(TestCommand::custom(&t, syntax.unwrap_or(IdSyntax::Pytest))?),
@@ -259,7 +358,9 @@ fn build(args: CheckArgs) -> Result<Check> {
     if let Some(cmd) = args.setup_cmd.or(task.setup_cmd) {
         check = check.setup_cmd(cmd);
     }
-    check = check.baseline(args.baseline == Baseline::Run);
+    check = check
+        .baseline(args.baseline == Baseline::Run)
+        .retries(args.retries);
     if let Some(dir) = args.keep {
         check = check.keep(dir);
     }

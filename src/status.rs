@@ -9,6 +9,8 @@ use std::fmt;
 pub enum TestStatus {
     /// The testcase has no failure, error or skipped element.
     Passed,
+    /// It failed, then passed on a later attempt (a runner's retry or `--retries`).
+    Flaky,
     /// The testcase has a `<failure>`.
     Failed,
     /// The testcase has an `<error>` (setup/teardown/collection errors).
@@ -22,13 +24,14 @@ pub enum TestStatus {
 impl TestStatus {
     /// Whether the test counts as passing.
     pub fn is_pass(self) -> bool {
-        self == TestStatus::Passed
+        matches!(self, TestStatus::Passed | TestStatus::Flaky)
     }
 
     /// The kebab-case name.
     pub fn name(self) -> &'static str {
         match self {
             TestStatus::Passed => "passed",
+            TestStatus::Flaky => "flaky",
             TestStatus::Failed => "failed",
             TestStatus::Error => "error",
             TestStatus::Skipped => "skipped",

@@ -49,14 +49,20 @@ pub struct TaskInfo {
     /// SWE-bench style instance id, when the task file has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
-    /// The repository.
-    pub repo: PathBuf,
+    /// The repository (`check` only; `grade` reads reports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<PathBuf>,
     /// The base revision as given.
-    pub base: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     /// The commit it resolved to.
-    pub base_commit: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
     /// The test command template.
-    pub test_cmd: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_cmd: Option<String>,
+    /// The id syntax the tests were matched with.
+    pub ids: crate::ids::IdSyntax,
 }
 
 /// What the patches touched.
@@ -134,6 +140,13 @@ pub enum WarningKind {
     AmbiguousId,
     /// None of the patched Python files was imported from the checkout.
     PatchedCodeNotImported,
+    /// Truncated ids (SWE-bench's pytest ids cut at a space) were run as their enclosing test
+    /// and matched by prefix.
+    WidenedId,
+    /// The runner refused ids; they were left out of the run and count as missing.
+    RejectedId,
+    /// Tests failed and then passed (a runner's retry or `--retries`).
+    Unstable,
 }
 
 /// A finding that does not change the outcome.
@@ -159,11 +172,17 @@ pub struct Runs {
     pub baseline: Option<RunInfo>,
 }
 
-/// One run of the test command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One run of the test command, or the reports `grade` was given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunInfo {
-    /// The command as run.
-    pub command: String,
+    /// The command as run (first attempt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Attempts: 1, plus one per `--retries` round or rerun without rejected ids.
+    pub attempts: usize,
+    /// The reports read (`grade`, or `check --keep`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reports: Vec<PathBuf>,
     /// How it ended (the exit code is recorded; the verdict comes from the report).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub termination: Option<Termination>,

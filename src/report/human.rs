@@ -68,6 +68,12 @@ pub fn human(v: &Verdict) -> String {
         out.push_str("Warnings:\n");
         for w in &v.warnings {
             let _ = writeln!(out, "  - {}", w.message);
+            for id in w.tests.iter().take(5) {
+                let _ = writeln!(out, "      {id}");
+            }
+            if w.tests.len() > 5 {
+                let _ = writeln!(out, "      … and {} more", w.tests.len() - 5);
+            }
         }
         out.push('\n');
     }
@@ -140,6 +146,13 @@ fn section(out: &mut String, title: &str, v: &Verdict, pred: impl Fn(&GradedTest
             t.id,
             msg(&t.message)
         );
+        if !t.did_you_mean.is_empty() {
+            let _ = writeln!(
+                out,
+                "           did you mean: {}",
+                t.did_you_mean.join(", ")
+            );
+        }
     }
     out.push('\n');
 }

@@ -283,3 +283,41 @@ pub fn hanging(tag: &str) -> (Fixture, PathBuf, String, String) {
     let cmd = format!("python hang.py {marker} {{junit}} {{tests}}");
     (f, patch, marker, cmd)
 }
+
+impl Fixture {
+    /// A patch (as `git diff` writes it) that makes these changes to the committed tree; the
+    /// repository is left as it was.
+    pub fn diff_of(&self, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        for (path, content) in files {
+            self.write(path, content);
+        }
+        git(&self.repo, &["add", "--all"]);
+        let out = Command::new("git")
+            .args(["diff", "--cached"])
+            .current_dir(&self.repo)
+            .output()
+            .expect("git diff");
+        git(&self.repo, &["reset", "--quiet", "--hard"]);
+        let path = self.scratch.join(name);
+        std::fs::write(&path, out.stdout).expect("write patch");
+        path
+    }
+}
+
+/// Whether an optional runner is installed. pytest and cargo-nextest are required (scripts/test
+/// installs them); others (node) are optional on a developer's machine, but CI sets
+/// `PATCHGRADE_ALL_RUNNERS=1`, and then a missing one fails the test instead of skipping it.
+pub fn have_runner(program: &str) -> bool {
+    let found = Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("PATCHGRADE_ALL_RUNNERS").is_none(),
+            "`{program}` is not installed, and PATCHGRADE_ALL_RUNNERS is set"
+        );
+        eprintln!("SKIPPED: `{program}` is not installed");
+    }
+    found
+}
