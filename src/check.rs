@@ -180,6 +180,13 @@ impl Check {
         self
     }
 
+    /// Forget the test ids given so far (to give a task's check other ids).
+    pub fn clear_tests(mut self) -> Check {
+        self.f2p.clear();
+        self.p2p.clear();
+        self
+    }
+
     /// Use a preset runner.
     pub fn runner(mut self, preset: Preset) -> Check {
         self.command = Some(TestCommand::preset(preset));
@@ -239,7 +246,7 @@ impl Check {
     pub async fn run(&self) -> Result<Verdict, CheckError> {
         let started = Instant::now();
         let plan = self.validate()?;
-        let mut draft = Draft::new(self.task_info(&plan), plan.patch_info(), plan.f2p.len());
+        let mut draft = Draft::new(self.task_info(&plan), plan.patch_info());
         let Some(candidate) = plan.candidate.clone() else {
             return Ok(draft.finish(Outcome::EmptyPatch, None, None, started));
         };

@@ -174,8 +174,14 @@ pub fn classify(observed: Vec<Observed<'_>>) -> Classification {
         count(Effect::Kept) + count(Effect::Broken),
         count(Effect::BrokenAtBase),
     );
+    // Without F2P tests (hidden from an agent) the verdict is about breakage alone.
+    let outcome = if f2p.total == 0 {
+        Outcome::p2p_only(p2p.level)
+    } else {
+        Outcome::from_grid(f2p.level, p2p.level)
+    };
     Classification {
-        outcome: Outcome::from_grid(f2p.level, p2p.level),
+        outcome,
         f2p,
         p2p,
         tests,
@@ -247,10 +253,12 @@ mod tests {
     }
 
     #[test]
-    fn empty_axes_are_vacuously_all() {
-        assert_eq!(run(0, 0, 0, 0).outcome, Outcome::Resolved);
-        assert_eq!(run(0, 0, 1, 2).outcome, Outcome::BreakingResolved);
-        assert_eq!(run(0, 0, 0, 3).outcome, Outcome::BreakingResolved);
+    fn empty_p2p_is_vacuously_all_and_no_f2p_is_breakage_only() {
+        // Without F2P tests the verdict is never "resolved": only whether something broke.
+        assert_eq!(run(0, 0, 0, 0).outcome, Outcome::NoBreakage);
+        assert_eq!(run(0, 0, 2, 2).outcome, Outcome::NoBreakage);
+        assert_eq!(run(0, 0, 1, 2).outcome, Outcome::Breaking);
+        assert_eq!(run(0, 0, 0, 3).outcome, Outcome::Breaking);
         assert_eq!(run(1, 1, 0, 0).outcome, Outcome::Resolved);
         assert_eq!(run(0, 1, 0, 0).outcome, Outcome::NoOp);
         assert_eq!(run(1, 3, 0, 0).outcome, Outcome::PartiallyResolved);

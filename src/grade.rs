@@ -66,7 +66,7 @@ impl FromReports {
             test_cmd: None,
             ids: self.ids,
         };
-        let mut draft = Draft::new(task, PatchInfo::default(), f2p.len());
+        let mut draft = Draft::new(task, PatchInfo::default());
         let info = |report: &Report| RunInfo {
             attempts: 1,
             reports: report.sources.clone(),

@@ -11,6 +11,7 @@ mod draft;
 pub mod grade;
 pub mod ids;
 pub mod junit;
+pub mod mcp;
 pub mod outcome;
 pub mod patch;
 pub mod process;

@@ -31,6 +31,8 @@ enum Command {
     Check(Box<CheckArgs>),
     /// Classify from JUnit reports that were already produced (CI ran the tests).
     Grade(Box<GradeArgs>),
+    /// Serve the check as an MCP tool (`check_patch`) over stdio, for one task.
+    Mcp(Box<McpArgs>),
 }
 
 #[derive(clap::Args)]
@@ -94,11 +96,17 @@ struct OutputArgs {
     /// Also write the graded tests as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     junit_out: Option<PathBuf>,
+    /// Size bound of `--format feedback`, in bytes.
+    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_MAX_BYTES)]
+    max_bytes: usize,
+    /// Withhold the F2P ids and messages (hidden tests), keeping their counts.
+    #[arg(long)]
+    redact_f2p: bool,
     /// Outcomes that exit 0 (comma list).
     #[arg(
         long,
         value_name = "LIST",
-        default_value = "resolved",
+        default_value = "resolved,no-breakage",
         value_delimiter = ','
     )]
     accept: Vec<Outcome>,
@@ -106,8 +114,12 @@ struct OutputArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
+    /// A summary with the grid, for people.
     Human,
+    /// The whole verdict, for programs.
     Json,
+    /// What to fix, bounded in size, for a language model.
+    Feedback,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -118,6 +130,30 @@ enum Baseline {
 
 #[derive(clap::Args)]
 struct CheckArgs {
+    /// The candidate patch (unified diff); `-` reads stdin.
+    #[arg(long, value_name = "FILE")]
+    patch: Option<PathBuf>,
+    #[command(flatten)]
+    task: TaskArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(clap::Args)]
+struct McpArgs {
+    #[command(flatten)]
+    task: TaskArgs,
+    /// Size bound of the feedback text, in bytes.
+    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_MAX_BYTES)]
+    max_bytes: usize,
+    /// Withhold the F2P ids and messages (hidden tests) from the agent, keeping their counts.
+    #[arg(long)]
+    redact_f2p: bool,
+}
+
+/// What is graded against: everything but the candidate patch.
+#[derive(clap::Args)]
+struct TaskArgs {
     /// Task file (TOML or JSON; SWE-bench instances accepted unchanged). Flags override it.
     #[arg(long, value_name = "FILE")]
     task: Option<PathBuf>,
@@ -127,9 +163,6 @@ struct CheckArgs {
     /// The base revision [default: HEAD]
     #[arg(long, value_name = "REV")]
     base: Option<String>,
-    /// The candidate patch (unified diff); `-` reads stdin.
-    #[arg(long, value_name = "FILE")]
-    patch: Option<PathBuf>,
     /// The hidden test patch, applied after the candidate.
     #[arg(long, value_name = "FILE")]
     test_patch: Option<PathBuf>,
@@ -164,8 +197,6 @@ struct CheckArgs {
     /// Keep the checkouts and logs under DIR.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
-    #[command(flatten)]
-    output: OutputArgs,
 }
 
 #[tokio::main]
@@ -180,6 +211,7 @@ async fn main() -> ExitCode {
     let args = match cli.command {
         Command::Check(args) => *args,
         Command::Grade(args) => return grade(*args),
+        Command::Mcp(args) => return mcp(*args).await,
     };
     // Returning from select drops the check: its process groups are killed and its temporary
     // checkouts removed before the process exits.
@@ -210,14 +242,45 @@ async fn check(mut args: CheckArgs) -> ExitCode {
         OutputArgs {
             format: Format::Human,
             junit_out: None,
+            max_bytes: 0,
+            redact_f2p: false,
             accept: Vec::new(),
         },
     );
-    let verdict = match build(args) {
+    let verdict = match with_patch(args.patch, args.task) {
         Ok(check) => check.run().await.map_err(anyhow::Error::from),
         Err(e) => Err(e),
     };
     emit(verdict, &output)
+}
+
+async fn mcp(args: McpArgs) -> ExitCode {
+    let options = patchgrade::mcp::Options {
+        redact_f2p: args.redact_f2p,
+        max_bytes: args.max_bytes,
+    };
+    let served = match build(args.task) {
+        Ok((task, _)) => patchgrade::mcp::serve(patchgrade::mcp::Server::new(task, options))
+            .await
+            .map_err(anyhow::Error::from),
+        Err(e) => Err(e),
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("patchgrade: error: {e:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// The task's check with the candidate patch (from the flag, else the task file).
+fn with_patch(patch: Option<PathBuf>, task: TaskArgs) -> Result<Check> {
+    let (check, from_task) = build(task)?;
+    let patch = patch
+        .or(from_task)
+        .context("no candidate patch: give --patch FILE (or - for stdin)")?;
+    Ok(check.patch(patch.display().to_string(), read_input(&patch)?))
 }
 
 fn grade(args: GradeArgs) -> ExitCode {
@@ -248,16 +311,20 @@ fn id_syntax(ids: Option<&str>, runner: Option<&str>) -> Result<IdSyntax> {
 
 /// Print a verdict (or the bad-input error) and pick the exit code.
 fn emit(verdict: Result<Verdict>, output: &OutputArgs) -> ExitCode {
-    let verdict = match verdict {
+    let mut verdict = match verdict {
         Ok(v) => v,
         Err(e) => {
             eprintln!("patchgrade: error: {e:#}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    if output.redact_f2p {
+        verdict.redact_f2p();
+    }
     match output.format {
         Format::Human => print!("{}", report::human(&verdict)),
         Format::Json => println!("{}", report::json(&verdict)),
+        Format::Feedback => print!("{}", report::feedback(&verdict, output.max_bytes)),
     }
     if let Some(Err(e)) = output
         .junit_out
@@ -285,8 +352,9 @@ fn write_junit(verdict: &Verdict, path: &Path) -> Result<()> {
     std::fs::write(path, xml).with_context(|| format!("{}: cannot write", path.display()))
 }
 
-/// Merge the task file and the flags (flags win) into a check.
-fn build(args: CheckArgs) -> Result<Check> {
+/// Merge the task file and the flags (flags win) into a check without its patch, and the task
+/// file's patch file if it names one.
+fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     let task = match &args.task {
         Some(path) => TaskFile::load(path)?,
         None => TaskFile::default(),
@@ -297,11 +365,6 @@ fn build(args: CheckArgs) -> Result<Check> {
         .unwrap_or_else(|| PathBuf::from("."));
     let mut check = Check::new(repo).base(args.base.or(task.base).unwrap_or_else(|| "HEAD".into()));
 
-    let patch = args
-        .patch
-        .or(task.patch_file)
-        .context("no candidate patch: give --patch FILE (or - for stdin)")?;
-    check = check.patch(patch.display().to_string(), read_input(&patch)?);
     match (args.test_patch.or(task.test_patch_file), task.test_patch) {
         (Some(path), _) => check = check.test_patch(path.display().to_string(), read_input(&path)?),
         (None, Some(text)) => {
@@ -367,7 +430,7 @@ fn build(args: CheckArgs) -> Result<Check> {
     if let Some(id) = task.instance_id {
         check = check.instance_id(id);
     }
-    Ok(check)
+    Ok((check, task.patch_file))
 }
 
 /// Ids from flags and an id file replace the task file's list.

@@ -68,10 +68,15 @@ pub enum Outcome {
     PatchFailed,
     /// The run could not be judged (no report, timeout, command failed to start, broken task).
     Error,
+    /// No F2P tests were given (they are hidden) and no P2P test broke: a verdict about
+    /// breakage alone, never "resolved".
+    NoBreakage,
+    /// No F2P tests were given and some P2P tests broke.
+    Breaking,
 }
 
 impl Outcome {
-    /// Every outcome, grid cells first, in a stable order for reports.
+    /// The nine outcomes of a graded task, grid cells first, in a stable order for reports.
     pub const ALL: [Outcome; 9] = [
         Outcome::Resolved,
         Outcome::BreakingResolved,
@@ -83,6 +88,17 @@ impl Outcome {
         Outcome::PatchFailed,
         Outcome::Error,
     ];
+
+    /// The two outcomes of a P2P-only check (the F2P tests are hidden).
+    pub const P2P_ONLY: [Outcome; 2] = [Outcome::NoBreakage, Outcome::Breaking];
+
+    /// The outcome of a P2P-only check.
+    pub fn p2p_only(p2p: Level) -> Outcome {
+        match p2p {
+            Level::All => Outcome::NoBreakage,
+            _ => Outcome::Breaking,
+        }
+    }
 
     /// The grid cell for the F2P level (rows) and the P2P level (columns).
     pub fn from_grid(f2p: Level, p2p: Level) -> Outcome {
@@ -108,6 +124,8 @@ impl Outcome {
             Outcome::EmptyPatch => "empty-patch",
             Outcome::PatchFailed => "patch-failed",
             Outcome::Error => "error",
+            Outcome::NoBreakage => "no-breakage",
+            Outcome::Breaking => "breaking",
         }
     }
 
@@ -123,6 +141,8 @@ impl Outcome {
             Outcome::EmptyPatch => "Empty Patch",
             Outcome::PatchFailed => "Patch Failed",
             Outcome::Error => "Error",
+            Outcome::NoBreakage => "No Breakage",
+            Outcome::Breaking => "Breaking",
         }
     }
 
@@ -146,6 +166,14 @@ impl Outcome {
             Outcome::EmptyPatch => "the patch is empty",
             Outcome::PatchFailed => "the patch does not apply to the base revision",
             Outcome::Error => "the run could not be judged",
+            Outcome::NoBreakage => {
+                "the patch breaks no pass-to-pass test; without fail-to-pass tests, whether it \
+                 fixes the issue is not known"
+            }
+            Outcome::Breaking => {
+                "the patch breaks pass-to-pass tests; without fail-to-pass tests, whether it \
+                 fixes the issue is not known"
+            }
         }
     }
 
@@ -172,7 +200,7 @@ impl fmt::Display for Outcome {
 /// An outcome name that is not one of the nine.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown outcome `{0}` (expected one of: resolved, breaking-resolved, partially-resolved, work-in-progress, no-op, regression, empty-patch, patch-failed, error)"
+    "unknown outcome `{0}` (expected one of: resolved, breaking-resolved, partially-resolved, work-in-progress, no-op, regression, empty-patch, patch-failed, error, no-breakage, breaking)"
 )]
 pub struct UnknownOutcome(pub String);
 
@@ -182,6 +210,7 @@ impl FromStr for Outcome {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Outcome::ALL
             .into_iter()
+            .chain(Outcome::P2P_ONLY)
             .find(|o| o.name() == s.trim())
             .ok_or_else(|| UnknownOutcome(s.to_string()))
     }
@@ -230,7 +259,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_serde_and_from_str() {
-        for o in Outcome::ALL {
+        for o in Outcome::ALL.into_iter().chain(Outcome::P2P_ONLY) {
             let json = serde_json::to_string(&o).unwrap();
             assert_eq!(json, format!("\"{}\"", o.name()));
             assert_eq!(o.name().parse::<Outcome>().unwrap(), o);
@@ -250,5 +279,13 @@ mod tests {
             Outcome::ALL.iter().filter(|o| o.cell().is_none()).count(),
             3
         );
+        assert!(Outcome::P2P_ONLY.iter().all(|o| o.cell().is_none()));
+    }
+
+    #[test]
+    fn p2p_only_is_never_resolved() {
+        assert_eq!(Outcome::p2p_only(Level::All), Outcome::NoBreakage);
+        assert_eq!(Outcome::p2p_only(Level::Some), Outcome::Breaking);
+        assert_eq!(Outcome::p2p_only(Level::None), Outcome::Breaking);
     }
 }

@@ -41,6 +41,60 @@ pub struct Verdict {
     pub runs: Runs,
     /// Wall-clock times in milliseconds.
     pub timings: Timings,
+    /// F2P ids and messages were withheld (`--redact-f2p`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
+}
+
+impl Verdict {
+    /// Withhold what would show an agent the hidden tests: F2P ids become `hidden-f2p-N`, their
+    /// messages, details and hints go, the test patch's file names and the commands (which
+    /// name the ids) go, and the ids are masked in free text (error messages, warnings).
+    /// Counts, outcome and everything about P2P tests stay.
+    pub fn redact_f2p(&mut self) {
+        let mut hidden: Vec<(String, String)> = Vec::new();
+        for t in self
+            .tests
+            .iter_mut()
+            .filter(|t| t.group == crate::classify::Group::F2p)
+        {
+            let alias = format!("hidden-f2p-{}", hidden.len() + 1);
+            hidden.push((std::mem::replace(&mut t.id, alias.clone()), alias));
+            t.message = None;
+            t.details = None;
+            t.base_message = None;
+            t.did_you_mean.clear();
+        }
+        // A hint for a P2P typo may name a hidden test.
+        let test_files = std::mem::take(&mut self.patch.test_patch_files);
+        for t in &mut self.tests {
+            t.did_you_mean.retain(|s| {
+                !hidden.iter().any(|(id, _)| id == s)
+                    && !test_files.iter().any(|f| s.starts_with(f.as_str()))
+            });
+        }
+        let mask = |text: &mut String| {
+            for (id, alias) in &hidden {
+                *text = text.replace(id.as_str(), alias);
+            }
+        };
+        for w in &mut self.warnings {
+            w.tests.iter_mut().for_each(mask);
+            mask(&mut w.message);
+        }
+        if let Some(e) = &mut self.error {
+            mask(&mut e.message);
+        }
+        mask(&mut self.summary);
+        self.task.test_cmd = None;
+        for run in [&mut self.runs.candidate, &mut self.runs.baseline]
+            .into_iter()
+            .flatten()
+        {
+            run.command = None;
+        }
+        self.redacted = true;
+    }
 }
 
 /// The task graded against.
@@ -126,8 +180,6 @@ pub struct RunError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WarningKind {
-    /// No F2P tests were given: the axis is vacuously all-passing.
-    EmptyF2p,
     /// No P2P test is counted: the axis is vacuously all-kept.
     EmptyP2p,
     /// F2P tests already pass at base: the task is suspect.

@@ -300,17 +300,25 @@ impl<'a> Index<'a> {
             .flatten()
             .find(|c| c.classname.is_empty() && c.observation.status == TestStatus::Error);
         match collection_error {
-            Some(case) => Observation {
-                status: TestStatus::Missing,
-                message: Some(format!(
-                    "not collected: {}",
-                    case.observation
-                        .message
-                        .as_deref()
-                        .unwrap_or("collection error")
-                )),
-                details: case.observation.details.clone(),
-            },
+            Some(case) => {
+                // pytest's message is only "collection failure"; the exception is the last
+                // `E   ` line of the failure text.
+                let error = case.observation.details.as_deref().and_then(|d| {
+                    d.lines()
+                        .rev()
+                        .find_map(|l| l.strip_prefix("E "))
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                });
+                let message = error
+                    .or(case.observation.message.as_deref())
+                    .unwrap_or("collection error");
+                Observation {
+                    status: TestStatus::Missing,
+                    message: Some(format!("not collected: {message}")),
+                    details: case.observation.details.clone(),
+                }
+            }
             None => Observation::missing(),
         }
     }

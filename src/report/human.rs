@@ -31,6 +31,16 @@ pub fn human(v: &Verdict) -> String {
             let _ = write!(out, " ({} broken at base, not counted)", v.p2p.excluded);
         }
         out.push_str("\n\n");
+    } else if Outcome::P2P_ONLY.contains(&v.outcome) {
+        let _ = write!(
+            out,
+            "F2P  none given (hidden): breakage only\nP2P  {}/{} kept",
+            v.p2p.passing, v.p2p.total
+        );
+        if v.p2p.excluded > 0 {
+            let _ = write!(out, " ({} broken at base, not counted)", v.p2p.excluded);
+        }
+        out.push_str("\n\n");
     }
     section(&mut out, "F2P tests not passing:", v, |t| {
         t.effect == Effect::NotFixed

@@ -5,11 +5,12 @@ use crate::outcome::Outcome;
 use crate::verdict::Verdict;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-/// One suite `patchgrade`: a testcase `outcome` (passing only for `resolved`) and one testcase
+/// One suite `patchgrade`: a testcase `outcome` (passing only for `resolved` and, P2P-only,
+/// `no-breakage`) and one testcase
 /// per graded test, classname `f2p` or `p2p`. Tests broken at base are skipped.
 pub fn junit(v: &Verdict) -> Result<String, quick_junit::SerializeError> {
     let mut suite = TestSuite::new("patchgrade");
-    let mut outcome_status = if v.outcome == Outcome::Resolved {
+    let mut outcome_status = if matches!(v.outcome, Outcome::Resolved | Outcome::NoBreakage) {
         TestCaseStatus::success()
     } else {
         let kind = if v.outcome == Outcome::Error {

@@ -1,8 +1,11 @@
-//! Rendering a verdict: for people, for CI dashboards (JUnit), for programs (JSON).
+//! Rendering a verdict: for people, for language models (feedback), for CI dashboards
+//! (JUnit), for programs (JSON).
 
+mod feedback;
 mod human;
 mod junit_out;
 
+pub use feedback::{DEFAULT_MAX_BYTES, feedback};
 pub use human::human;
 pub use junit_out::junit;
 

@@ -1,0 +1,281 @@
+//! Feedback for a language model: what to fix, most actionable first, in a bounded size.
+//!
+//! An agent reads this between edits. It gets the outcome in one sentence, then only what it
+//! can act on: tests that could not even be collected (usually an import or syntax error the
+//! patch introduced), tests the patch broke, target tests still failing, and edits the hidden
+//! tests replaced. Each with its assertion or exception line and, when the failure text has
+//! one, the location (marked when it is in a file the patch changed). Tests failing with the
+//! same message are grouped. Everything else stays in the JSON.
+
+use crate::classify::{Effect, GradedTest, Group};
+use crate::outcome::Outcome;
+use crate::status::TestStatus;
+use crate::verdict::Verdict;
+
+/// The default size bound.
+pub const DEFAULT_MAX_BYTES: usize = 4096;
+
+/// Ids listed per group of tests that share one message.
+const IDS_PER_GROUP: usize = 5;
+/// Bytes of a run error's message (the end of the command's output).
+const ERROR_BYTES: usize = 1500;
+
+/// The feedback text, at most `max_bytes` long.
+pub fn feedback(v: &Verdict, max_bytes: usize) -> String {
+    let mut out = Budget::new(max_bytes);
+    out.push(&format!("{}.\n", v.summary));
+    match v.outcome {
+        Outcome::Error => {
+            if let Some(e) = &v.error {
+                let message = crate::junit::truncate(e.message.trim(), ERROR_BYTES);
+                out.push(&format!("\n{message}\n"));
+            }
+        }
+        Outcome::PatchFailed => {
+            if let Some(f) = &v.patch.apply_failure {
+                out.push(&format!(
+                    "\n{f}\nRegenerate the diff against the base revision (the file as it is \
+                     now, with correct context lines).\n"
+                ));
+            }
+        }
+        _ => tests(&mut out, v),
+    }
+    if !v.patch.overridden_files.is_empty() {
+        out.push(&format!(
+            "\nYour edits to these files were replaced by the hidden tests (edit the code, not \
+             the tests): {}\n",
+            v.patch.overridden_files.join(", ")
+        ));
+    }
+    out.finish()
+}
+
+fn tests(out: &mut Budget, v: &Verdict) {
+    let patched = &v.patch.files;
+    let redacted = v.redacted;
+    let uncollected: Vec<&GradedTest> = v
+        .tests
+        .iter()
+        .filter(|t| t.status == TestStatus::Missing && t.effect != Effect::BrokenAtBase)
+        .filter(|t| !(redacted && t.group == Group::F2p))
+        .collect();
+    let broken: Vec<&GradedTest> = v
+        .tests
+        .iter()
+        .filter(|t| t.effect == Effect::Broken && t.status != TestStatus::Missing)
+        .collect();
+    let not_fixed: Vec<&GradedTest> = v
+        .tests
+        .iter()
+        .filter(|t| t.effect == Effect::NotFixed && t.status != TestStatus::Missing)
+        .collect();
+    if !uncollected.is_empty() {
+        out.push(&format!(
+            "\n{} test(s) did not run (not collected: usually an import or syntax error, often \
+             from the patch):\n",
+            uncollected.len()
+        ));
+        groups(out, &uncollected, patched);
+    }
+    if !broken.is_empty() {
+        out.push(&format!(
+            "\nYour patch broke {} test(s) that passed before it:\n",
+            broken.len()
+        ));
+        groups(out, &broken, patched);
+    }
+    let f2p_failing = v.f2p.total - v.f2p.passing;
+    if redacted && f2p_failing > 0 {
+        out.push(&format!(
+            "\n{f2p_failing} of {} hidden target test(s) still fail (their names are withheld).\n",
+            v.f2p.total
+        ));
+    } else if !not_fixed.is_empty() {
+        out.push(&format!(
+            "\nStill failing: {} of {} target test(s):\n",
+            not_fixed.len(),
+            v.f2p.total
+        ));
+        groups(out, &not_fixed, patched);
+    }
+}
+
+/// Tests with the same message and location, listed once.
+fn groups(out: &mut Budget, tests: &[&GradedTest], patched: &[String]) {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for t in tests {
+        let mut text = String::new();
+        if let Some(m) = &t.message {
+            text.push_str(&format!("    {m}\n"));
+        } else {
+            text.push_str(&format!("    {}\n", t.status));
+        }
+        if let Some((place, in_patch)) = t.details.as_deref().and_then(|d| location(d, patched)) {
+            let mark = if in_patch {
+                " (a file your patch changed)"
+            } else {
+                ""
+            };
+            text.push_str(&format!("    at {place}{mark}\n"));
+        }
+        match groups.iter_mut().find(|(m, _)| *m == text) {
+            Some((_, ids)) => ids.push(&t.id),
+            None => groups.push((text, vec![&t.id])),
+        }
+    }
+    for (i, (text, ids)) in groups.iter().enumerate() {
+        let mut head = ids
+            .iter()
+            .take(IDS_PER_GROUP)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if ids.len() > IDS_PER_GROUP {
+            head.push_str(&format!(" and {} more", ids.len() - IDS_PER_GROUP));
+        }
+        if !out.push(&format!("  - {head}\n{text}")) {
+            out.push_note(&format!("  ({} more not shown)\n", groups.len() - i));
+            return;
+        }
+    }
+}
+
+/// Where a failure happened: `path:line` from the failure text, preferring a file the patch
+/// changed, else the innermost (last) location. Understands pytest's `path:12: Error`, Python's
+/// `File "path", line 12` and JavaScript's `(path:12:5)`.
+fn location(details: &str, patched: &[String]) -> Option<(String, bool)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for line in details.lines() {
+        // pytest prefixes the exception's own lines with `E`.
+        let line = line.trim();
+        let line = line.strip_prefix("E ").map_or(line, str::trim);
+        if let Some(rest) = line.strip_prefix("File \"")
+            && let Some((path, after)) = rest.split_once("\", line ")
+        {
+            let number: String = after.chars().take_while(char::is_ascii_digit).collect();
+            if !number.is_empty() {
+                found.push((path.to_string(), number));
+            }
+            continue;
+        }
+        for token in line.split([' ', '(', ')', '\t']) {
+            let mut parts = token.split(':');
+            let (Some(path), Some(number)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let plausible = path.contains('.')
+                && !path.contains("://")
+                && !number.is_empty()
+                && number.chars().all(|c| c.is_ascii_digit());
+            if plausible {
+                found.push((path.to_string(), number.to_string()));
+            }
+        }
+    }
+    let in_patch = |path: &str| {
+        patched
+            .iter()
+            .find(|p| path == p.as_str() || path.ends_with(&format!("/{p}")))
+    };
+    let (path, number) = found
+        .iter()
+        .rev()
+        .find(|(p, _)| in_patch(p).is_some())
+        .or_else(|| found.last())?;
+    // Paths inside the temporary checkout mean nothing to the agent: show them relative.
+    let shown = match in_patch(path) {
+        Some(p) => p.as_str(),
+        None => path
+            .split_once("/candidate/work/")
+            .map_or(path.as_str(), |(_, rel)| rel),
+    };
+    Some((format!("{shown}:{number}"), in_patch(path).is_some()))
+}
+
+/// Text with a size bound: a part is added whole or not at all, and a short note always fits.
+struct Budget {
+    text: String,
+    max: usize,
+    /// Room kept for the final "not shown" note.
+    reserve: usize,
+}
+
+impl Budget {
+    fn new(max: usize) -> Budget {
+        Budget {
+            text: String::new(),
+            max,
+            reserve: 40.min(max / 4),
+        }
+    }
+
+    fn push(&mut self, part: &str) -> bool {
+        if self.text.len() + part.len() + self.reserve > self.max {
+            return false;
+        }
+        self.text.push_str(part);
+        true
+    }
+
+    fn push_note(&mut self, note: &str) {
+        if self.text.len() + note.len() <= self.max {
+            self.text.push_str(note);
+        }
+    }
+
+    fn finish(self) -> String {
+        // Only the first line can exceed a tiny bound on its own.
+        crate::junit::truncate(&self.text, self.max.saturating_sub(3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_prefer_patched_files() {
+        let pytest = "def test_sub():\n>   assert sub(5, 3) == 2\ncalc.py:9: in sub\n    \
+                      return b - a\ntests/test_calc.py:11: AssertionError";
+        assert_eq!(
+            location(pytest, &["calc.py".into()]),
+            Some(("calc.py:9".into(), true))
+        );
+        assert_eq!(
+            location(pytest, &["other.py".into()]),
+            Some(("tests/test_calc.py:11".into(), false))
+        );
+        let python = "Traceback:\n  File \"/w/src/pkg/m.py\", line 3, in f\nValueError";
+        assert_eq!(
+            location(python, &["src/pkg/m.py".into()]),
+            Some(("src/pkg/m.py:3".into(), true))
+        );
+        let js =
+            "Error: boom\n    at mean (/w/calc.js:2:31)\n    at Test.run (node:internal/x:1:1)";
+        assert_eq!(
+            location(js, &["calc.js".into()]),
+            Some(("calc.js:2".into(), true))
+        );
+        let elsewhere = "E   File \"/tmp/patchgrade-x/candidate/work/lib/u.py\", line 4";
+        assert_eq!(
+            location(elsewhere, &["calc.py".into()]),
+            Some(("lib/u.py:4".into(), false))
+        );
+        assert_eq!(location("no location here: at all", &[]), None);
+        assert_eq!(location("see http://example.com:80/x", &[]), None);
+    }
+
+    #[test]
+    fn budget_adds_parts_whole() {
+        let mut b = Budget::new(100);
+        assert!(b.push(&"a".repeat(50)));
+        assert!(
+            !b.push(&"b".repeat(30)),
+            "would eat into the note's reserve"
+        );
+        b.push_note("(more)");
+        let text = b.finish();
+        assert!(text.ends_with("(more)") && text.len() <= 100);
+    }
+}
