@@ -344,3 +344,86 @@ fn mcp_redacts_hidden_tests() {
     assert_eq!(result["structuredContent"]["f2p"]["total"], 2);
     assert!(client.finish().success());
 }
+
+#[test]
+fn agent_loop_example_stops_at_the_resolving_patch() {
+    let f = Fixture::calc();
+    let script = common::root().join("examples/agent_loop.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([
+            "--patchgrade",
+            BIN,
+            ".",
+            &task(),
+            &patch("regression"),
+            &patch("resolved"),
+            &patch("no-op"),
+        ])
+        .env("TMPDIR", &f.tmp)
+        .current_dir(&f.repo)
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("attempt 1: ") && stdout.contains(": regression"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("feedback for the model:\n  Regression: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("attempt 2: ") && stdout.contains(": resolved\nsubmit this patch"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("attempt 3"), "{stdout}");
+}
+
+#[test]
+fn submit_hook_grades_the_working_tree_and_blocks_a_regression() {
+    let f = Fixture::calc();
+    let hook = common::root().join("examples/submit_hook.sh");
+    let bin_dir = std::path::Path::new(BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |f: &Fixture| {
+        Command::new("bash")
+            .arg(&hook)
+            .env("PATCHGRADE_TASK", task())
+            .env("PATH", &path)
+            .env("TMPDIR", &f.tmp)
+            .current_dir(&f.repo)
+            .output()
+            .expect("hook runs")
+    };
+    // The agent's edit: the regression, made in the working tree.
+    common::git(&f.repo, &["apply", &patch("regression")]);
+    let before = f.snapshot();
+    let out = run(&f);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with("Regression: "), "{stdout}");
+    f.assert_untouched(&before);
+    // After a fix in the working tree (a new file included), the hook lets it through.
+    common::git(&f.repo, &["checkout", "--", "."]);
+    common::git(&f.repo, &["apply", &patch("resolved")]);
+    let out = run(&f);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("ready to submit"), "{stdout}");
+}
