@@ -177,15 +177,16 @@ struct Parser<'r> {
 /// What a `<testcase>` holds, before it becomes an [`Observation`].
 #[derive(Default)]
 struct Body {
-    failure: Option<Outcome>,
-    error: Option<Outcome>,
-    skipped: Option<Outcome>,
+    failure: Option<Element>,
+    error: Option<Element>,
+    skipped: Option<Element>,
     flaky: usize,
     reruns: usize,
 }
 
+/// A `<failure>`, `<error>` or `<skipped>` child: its attributes and bounded text.
 #[derive(Default)]
-struct Outcome {
+struct Element {
     message: String,
     kind: String,
     text: String,
@@ -390,7 +391,7 @@ fn read_body<R: BufRead>(xml: &mut quick_xml::Reader<R>) -> Result<Body, String>
 }
 
 impl Body {
-    fn set(&mut self, element: &str, outcome: Outcome) {
+    fn set(&mut self, element: &str, found: Element) {
         let slot = match element {
             "failure" => &mut self.failure,
             "error" => &mut self.error,
@@ -398,7 +399,7 @@ impl Body {
         };
         // The first element of a kind is the one that names the problem.
         if slot.is_none() {
-            *slot = Some(outcome);
+            *slot = Some(found);
         }
     }
 
@@ -411,9 +412,9 @@ impl Body {
     }
 }
 
-fn outcome_of<R>(xml: &quick_xml::Reader<R>, e: &BytesStart<'_>) -> Result<Outcome, String> {
+fn outcome_of<R>(xml: &quick_xml::Reader<R>, e: &BytesStart<'_>) -> Result<Element, String> {
     let mut attrs = attributes(xml, e)?;
-    Ok(Outcome {
+    Ok(Element {
         message: attrs.remove("message").unwrap_or_default(),
         kind: attrs.remove("type").unwrap_or_default(),
         text: String::new(),
@@ -568,4 +569,35 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_respects_char_boundaries() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("abcd", 3), "abc…");
+        assert_eq!(truncate("café", 4), "caf…");
+    }
+
+    #[test]
+    fn message_falls_back_to_first_text_line_and_details_are_bounded() {
+        let o = with_text(TestStatus::Failed, "", "\n\n  first\nsecond");
+        assert_eq!(o.message.as_deref(), Some("first"));
+        assert_eq!(o.details.as_deref(), Some("  first\nsecond"));
+        let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let o = with_text(TestStatus::Failed, "m", &text);
+        assert_eq!(o.details.unwrap().lines().count(), DETAIL_LINES);
+    }
+
+    #[test]
+    fn malformed_reports_say_what_is_wrong() {
+        let err = |xml: &str| Report::parse(xml.as_bytes()).unwrap_err();
+        assert!(err("<html/>").contains("root element is <html>"));
+        assert!(err("").contains("no root element"));
+        assert!(err("<testsuites><testsuite name=\"a\">").contains("truncated"));
+        assert!(err("<testsuite><testcase name=\"x\"><failure>").contains("truncated"));
+    }
 }

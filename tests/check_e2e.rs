@@ -477,15 +477,7 @@ fn an_id_the_runner_rejects_is_missing_and_the_rest_are_graded() {
     let v = run.json();
     // pytest aborts the whole run (exit 4, empty report) for one unknown node id: the unknown
     // ids are left out, the others graded.
-    let test = |id: &str| {
-        v["tests"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["id"] == id)
-            .cloned()
-            .unwrap()
-    };
+    let test = |id: &str| common::graded(&v, id).clone();
     let nope = test("tests/test_calc.py::test_nope");
     assert_eq!(nope["status"], "missing", "{v:#}");
     assert_eq!(nope["effect"], "broken-at-base", "{v:#}");
@@ -501,12 +493,7 @@ fn an_id_the_runner_rejects_is_missing_and_the_rest_are_graded() {
         "{v:#}"
     );
     assert_eq!(test("tests/test_calc.py::test_add")["status"], "passed");
-    let rejected = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["kind"] == "rejected-id")
-        .expect("a rejected-id warning");
+    let rejected = common::warning(&v, "rejected-id").expect("a rejected-id warning");
     assert_eq!(rejected["tests"].as_array().unwrap().len(), 2, "{v:#}");
     assert_eq!(v["runs"]["candidate"]["attempts"], 2);
     // Unknown at base too, so not blamed: the graded tests decide (test_mean passes, test_add

@@ -3,20 +3,7 @@
 
 mod common;
 
-use common::{Fixture, require_pytest, root};
-
-fn test<'a>(v: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    v["tests"]
-        .as_array()
-        .expect("tests")
-        .iter()
-        .find(|t| t["id"] == id)
-        .unwrap_or_else(|| panic!("no test {id} in {v:#}"))
-}
-
-fn warning<'a>(v: &'a serde_json::Value, kind: &str) -> Option<&'a serde_json::Value> {
-    v["warnings"].as_array()?.iter().find(|w| w["kind"] == kind)
-}
+use common::{Fixture, graded as test, require_pytest, root, warning};
 
 #[test]
 fn truncated_swe_bench_ids_are_widened_to_their_function() {

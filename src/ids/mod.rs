@@ -383,12 +383,12 @@ fn distinct_tests(matched: &[&Case]) -> bool {
     };
     // pytest's [failure, teardown error] pair is one test; two passing or two failing
     // elements with the same names are two tests that collide.
-    matched.len() > 1 && !(matched.iter().all(same) && is_teardown_pair(matched))
+    matched.len() > 1 && !(matched.iter().all(same) && one_test_written_twice(matched))
 }
 
 /// One test written as two elements: pytest's failing test whose teardown also fails, and
 /// jest-junit's file that failed to load (an error and a failure).
-fn is_teardown_pair(matched: &[&Case]) -> bool {
+fn one_test_written_twice(matched: &[&Case]) -> bool {
     if matched
         .iter()
         .all(|c| c.classname == "Test suite failed to run")

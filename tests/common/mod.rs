@@ -321,3 +321,18 @@ pub fn have_runner(program: &str) -> bool {
     }
     found
 }
+
+/// The graded test with exactly this id in a verdict's JSON.
+pub fn graded<'a>(v: &'a Value, id: &str) -> &'a Value {
+    v["tests"]
+        .as_array()
+        .expect("tests")
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no test {id} in {v:#}"))
+}
+
+/// The warning of this kind in a verdict's JSON.
+pub fn warning<'a>(v: &'a Value, kind: &str) -> Option<&'a Value> {
+    v["warnings"].as_array()?.iter().find(|w| w["kind"] == kind)
+}
