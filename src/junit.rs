@@ -139,12 +139,8 @@ fn expand(path: &Path) -> Result<Vec<PathBuf>, JunitError> {
         }
         Err(e) => Err(io(e)),
         Ok(m) if m.is_dir() => {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-                .map_err(io)?
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "xml") && p.is_file())
-                .collect();
+            let mut files = Vec::new();
+            xml_files(path, &mut files).map_err(io)?;
             files.sort();
             if files.is_empty() {
                 return Err(JunitError::EmptyDir(path.to_path_buf()));
@@ -153,6 +149,22 @@ fn expand(path: &Path) -> Result<Vec<PathBuf>, JunitError> {
         }
         Ok(_) => Ok(vec![path.to_path_buf()]),
     }
+}
+
+/// Every `*.xml` under `dir`, subdirectories included: a multi-module build keeps one report
+/// directory per module. Symlinked directories are not followed, so a cycle cannot loop.
+fn xml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            xml_files(&path, out)?;
+        } else if path.extension().is_some_and(|x| x == "xml") && path.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 fn open(path: &Path) -> Result<impl BufRead, JunitError> {
@@ -182,6 +194,9 @@ struct Body {
     skipped: Option<Element>,
     flaky: usize,
     reruns: usize,
+    /// `<system-out>` and `<system-err>`, bounded: the only account of a failure whose
+    /// element is empty (CTest writes `<failure message=""/>` and the test's output).
+    output: String,
 }
 
 /// A `<failure>`, `<error>` or `<skipped>` child: its attributes and bounded text.
@@ -365,6 +380,10 @@ fn read_body<R: BufRead>(xml: &mut quick_xml::Reader<R>) -> Result<Body, String>
                         outcome.text = read_text(xml, &e)?;
                         body.set(&name, outcome);
                     }
+                    "system-out" | "system-err" if body.output.len() < DETAIL_BYTES => {
+                        let text = read_text(xml, &e)?;
+                        body.output.push_str(&text);
+                    }
                     _ => {
                         body.count(&name);
                         xml.read_to_end_into(e.name(), &mut Vec::new())
@@ -400,6 +419,15 @@ impl Body {
         // The first element of a kind is the one that names the problem.
         if slot.is_none() {
             *slot = Some(found);
+        }
+    }
+
+    /// The text that explains a failure: the element's own, else the test's output.
+    fn text_of<'a>(&'a self, element: &'a Element) -> &'a str {
+        if element.message.trim().is_empty() && element.text.trim().is_empty() {
+            &self.output
+        } else {
+            &element.text
         }
     }
 
@@ -489,7 +517,7 @@ fn observe(body: Body, status_attr: Option<&str>) -> Observation {
         } else {
             TestStatus::Error
         };
-        return reran(with_text(status, &e.message, &e.text));
+        return reran(with_text(status, &e.message, body.text_of(e)));
     }
     if let Some(f) = &body.failure {
         // node:test: a failing `todo` test is not a failure; a test cancelled by its parent
@@ -501,7 +529,7 @@ fn observe(body: Body, status_attr: Option<&str>) -> Observation {
             "cancelledByParent" | "testTimeoutFailure" => TestStatus::Error,
             _ => TestStatus::Failed,
         };
-        return reran(with_text(status, &f.message, &f.text));
+        return reran(with_text(status, &f.message, body.text_of(f)));
     }
     if let Some(s) = &body.skipped {
         // CTest writes a test whose executable is missing as skipped (`status="notrun"`),
@@ -590,6 +618,34 @@ mod tests {
         let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
         let o = with_text(TestStatus::Failed, "m", &text);
         assert_eq!(o.details.unwrap().lines().count(), DETAIL_LINES);
+    }
+
+    #[test]
+    fn an_empty_failure_is_explained_by_the_test_output() {
+        // CTest writes `<failure message=""/>` and puts what the test printed in system-out.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/junit/ctest/junit.xml");
+        let report = Report::read(&path).unwrap();
+        let case = |name: &str| {
+            let c = report.cases.iter().find(|c| c.name == name).unwrap();
+            (c.observation.status, c.observation.message.as_deref())
+        };
+        assert_eq!(
+            case("fails"),
+            (TestStatus::Failed, Some("assertion failed: 1 + 1 == 3"))
+        );
+        // A passing test's output is not a message, and a failure's own message wins.
+        assert_eq!(case("passes"), (TestStatus::Passed, None));
+        let own = report
+            .cases
+            .iter()
+            .find(|c| {
+                c.observation
+                    .message
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("Error regular expression found"))
+            })
+            .map(|c| c.observation.status);
+        assert_eq!(own, Some(TestStatus::Failed));
     }
 
     #[test]

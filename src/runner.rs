@@ -40,8 +40,20 @@ pub enum Preset {
 const NEXTEST: &str = "printf '[profile.patchgrade]\\nfail-fast = false\\n[profile.patchgrade.junit]\\npath = \"junit.xml\"\\n' > {junit}.toml && rm -f target/nextest/patchgrade/junit.xml; cargo nextest run --no-tests=pass --tool-config-file patchgrade:{junit}.toml --profile patchgrade {tests}; status=$?; cp target/nextest/patchgrade/junit.xml {junit}; exit $status";
 
 /// jest-junit's defaults join describe titles and test name with spaces and write no file:
-/// this configuration keeps them apart, so ids match exactly.
-const JEST: &str = "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_SUITE_NAME='{filepath}' JEST_JUNIT_CLASSNAME='{classname}' JEST_JUNIT_TITLE='{title}' JEST_JUNIT_ANCESTOR_SEPARATOR=' › ' JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true npx jest --ci --reporters=default --reporters=jest-junit {tests}";
+/// this configuration keeps them apart, so ids match exactly. The files come first because
+/// `--reporters` takes every argument after it as another reporter. The cache goes with the
+/// run: keyed by path, it could never serve another checkout and would grow in `TMPDIR`.
+const JEST: &str = "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_SUITE_NAME='{filepath}' JEST_JUNIT_CLASSNAME='{classname}' JEST_JUNIT_TITLE='{title}' JEST_JUNIT_ANCESTOR_SEPARATOR=' › ' JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true npx jest {tests} --ci --cacheDirectory={junit}.cache --reporters=default --reporters=jest-junit";
+
+/// Surefire writes one file per class into each module's `target/surefire-reports` and never
+/// clears it, so stale reports are removed first and every module's are gathered under
+/// `{junit}` after. The wrapper, when the project has one, pins the Maven the project expects.
+const MAVEN: &str = "find . -path '*/target/surefire-reports' -prune -type d -exec rm -rf {} +; if [ -x ./mvnw ]; then mvn=./mvnw; else mvn=mvn; fi; \"$mvn\" -B test -Dmaven.test.failure.ignore=true -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false {tests}; status=$?; mkdir -p {junit}; find . -path '*/target/surefire-reports' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
+
+/// As Maven, with Gradle's `build/test-results/test`. Without `--no-daemon` the daemon would
+/// outlive the run, outside its process group; stale results would also make the task look
+/// up to date and run nothing.
+const GRADLE: &str = "find . -path '*/build/test-results/test' -prune -type d -exec rm -rf {} +; if [ -x ./gradlew ]; then gradle=./gradlew; else gradle=gradle; fi; \"$gradle\" test --no-daemon --continue {tests}; status=$?; mkdir -p {junit}; find . -path '*/build/test-results/test' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
 
 impl Preset {
     /// Every preset.
@@ -102,12 +114,8 @@ impl Preset {
                 "cmake -S . -B build && cmake --build build && ctest --test-dir build --output-junit {junit} {tests}"
             }
             Preset::Phpunit => "phpunit --log-junit {junit} {tests}",
-            Preset::Maven => {
-                "mvn -B test -Dmaven.test.failure.ignore=true -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false -Dsurefire.reportsDirectory={junit} {tests}"
-            }
-            Preset::Gradle => {
-                "gradle test --continue {tests}; status=$?; rm -rf {junit}; cp -r build/test-results/test {junit}; exit $status"
-            }
+            Preset::Maven => MAVEN,
+            Preset::Gradle => GRADLE,
         }
     }
 
@@ -198,8 +206,8 @@ impl Preset {
                     .collect();
                 format!("--filter {}", quote(&names.join("|")))
             }
-            Preset::Maven => format!("-Dtest={}", quote(&ids.join(","))),
-            Preset::Gradle => ids
+            Preset::Maven => format!("-Dtest={}", quote(&dedup(ids.to_vec()).join(","))),
+            Preset::Gradle => dedup(ids.to_vec())
                 .iter()
                 .map(|id| format!("--tests {}", quote(&id.replace('#', "."))))
                 .collect::<Vec<_>>()
@@ -437,6 +445,36 @@ mod tests {
             assert!(Template::new(p.template()).is_ok());
         }
         assert!("nosetests".parse::<Preset>().is_err());
+    }
+
+    #[test]
+    fn java_ids_select_whole_methods() {
+        // Neither Surefire nor Gradle selects one parameter set: the method runs whole.
+        let ids = [
+            "calc.CalcTest.adds",
+            "calc.ParamTest#adds[0: 1+1]",
+            "calc.ParamTest#adds[1: 2+2]",
+            "calc.Outer$Inner#nested",
+        ];
+        let forms: Vec<String> = ids.iter().map(|i| IdSyntax::Java.run_form(i)).collect();
+        assert_eq!(
+            forms,
+            [
+                "calc.CalcTest#adds",
+                "calc.ParamTest#adds",
+                "calc.ParamTest#adds",
+                "calc.Outer$Inner#nested"
+            ]
+        );
+        let dir = Path::new("/");
+        assert_eq!(
+            Preset::Maven.select(&forms, dir),
+            "-Dtest='calc.CalcTest#adds,calc.ParamTest#adds,calc.Outer$Inner#nested'"
+        );
+        assert_eq!(
+            Preset::Gradle.select(&forms[..3], dir),
+            "--tests calc.CalcTest.adds --tests calc.ParamTest.adds"
+        );
     }
 
     #[test]

@@ -250,6 +250,20 @@ fn a_report_directory_is_read_whole_and_files_stay_apart() {
 }
 
 #[test]
+fn a_simple_java_class_name_in_two_packages_is_ambiguous() {
+    let report = Report::read(&fixtures("maven").join("surefire-reports")).unwrap();
+    let index = Index::new(&report, IdSyntax::Java);
+    let r = index.resolve("SameTest#same");
+    assert_eq!((r.matches, r.ambiguous), (2, true));
+    // The package tells them apart.
+    let r = index.resolve("calc.a.SameTest#same");
+    assert_eq!(
+        (r.matches, r.ambiguous, r.observation.status),
+        (1, false, TestStatus::Passed)
+    );
+}
+
+#[test]
 fn nextest_retries_are_read() {
     let report = Report::read(&fixtures("nextest").join("junit-retries.xml")).unwrap();
     let index = Index::new(&report, IdSyntax::Nextest);
@@ -486,6 +500,122 @@ const QUIRKS: &[(&str, &str, &str, &str, TestStatus, usize)] = &[
         "tests/test_basic.py::test_fail_and_teardown_error",
         TestStatus::Failed,
         2,
+    ),
+    // Surefire (a directory, one file per class): both id forms; an exception is an <error>.
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "calc.CalcTest#failsAssertion",
+        TestStatus::Failed,
+        1,
+    ),
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "calc.CalcTest.throwsError",
+        TestStatus::Error,
+        1,
+    ),
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "calc.CalcTest#ignored",
+        TestStatus::Skipped,
+        1,
+    ),
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "CalcTest#passes",
+        TestStatus::Passed,
+        1,
+    ),
+    // JUnit 4 parameters: one set by its name, or the method with all of them.
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "calc.ParamTest#adds[0: 1+1]",
+        TestStatus::Passed,
+        1,
+    ),
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "calc.ParamTest#adds[1: 2+2]",
+        TestStatus::Failed,
+        1,
+    ),
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "calc.ParamTest#adds",
+        TestStatus::Failed,
+        2,
+    ),
+    // Nested classes keep `$`; the simple name of the nested class works too.
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "calc.OuterTest$InnerTest#nested",
+        TestStatus::Passed,
+        1,
+    ),
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "InnerTest#nested",
+        TestStatus::Passed,
+        1,
+    ),
+    (
+        "maven",
+        "surefire-reports",
+        "java",
+        "calc.b.SameTest#same",
+        TestStatus::Failed,
+        1,
+    ),
+    // Gradle writes an exception as a <failure>, and runs an Enclosed class's nested class twice.
+    (
+        "gradle",
+        "test-results",
+        "java",
+        "calc.CalcTest#throwsError",
+        TestStatus::Failed,
+        1,
+    ),
+    (
+        "gradle",
+        "test-results",
+        "java",
+        "calc.CalcTest#ignored",
+        TestStatus::Skipped,
+        1,
+    ),
+    (
+        "gradle",
+        "test-results",
+        "java",
+        "calc.OuterTest$InnerTest#nested",
+        TestStatus::Passed,
+        2,
+    ),
+    (
+        "gradle",
+        "test-results",
+        "java",
+        "calc.ParamTest.adds[1: 2+2]",
+        TestStatus::Failed,
+        1,
     ),
 ];
 

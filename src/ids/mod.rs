@@ -19,34 +19,26 @@ use std::str::FromStr;
 pub use js::JsFlavor;
 
 /// The syntax of test ids, which decides how they map to testcases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Serialised as the name `--ids` takes (`"pytest"`, `"vitest"`, `"classname.name"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IdSyntax {
     /// pytest node ids: `tests/test_x.py::TestC::test_y[param]`, relative to the rootdir.
-    #[serde(rename = "pytest")]
     Pytest,
     /// unittest ids `pkg.mod.Class.test` (xmlrunner or pytest reports), or pytest node ids.
-    #[serde(rename = "unittest")]
     Unittest,
     /// cargo-nextest: `binary-id test::path` (as `cargo nextest list` prints), or `test::path`.
-    #[serde(rename = "nextest")]
     Nextest,
     /// Go: `TestX/sub case`, optionally `package.TestX/sub case` (gotestsum's form).
-    #[serde(rename = "go")]
     Go,
     /// JavaScript runners: `[file › ]Describe › test` or the full name `Describe test`.
-    #[serde(rename = "js")]
     Js(JsFlavor),
     /// CTest: the test name as `ctest -N` lists it.
-    #[serde(rename = "ctest")]
     Ctest,
     /// PHPUnit: `Class::method` or `Class::method with data set "x"`.
-    #[serde(rename = "phpunit")]
     Phpunit,
     /// Java (Surefire, Gradle): `com.x.FooTest#method` or `com.x.FooTest.method`.
-    #[serde(rename = "java")]
     Java,
     /// Any runner: `classname.name`, exactly as the report writes them.
-    #[serde(rename = "classname.name")]
     ClassnameName,
 }
 
@@ -82,6 +74,7 @@ impl IdSyntax {
     pub fn run_form(self, id: &str) -> String {
         match self {
             IdSyntax::Pytest | IdSyntax::Unittest => pytest::run_form(id),
+            IdSyntax::Java => native::java_run_form(id),
             _ => id.to_string(),
         }
     }
@@ -139,6 +132,19 @@ impl FromStr for IdSyntax {
             .find(|(n, _)| *n == s)
             .map(|(_, syntax)| *syntax)
             .ok_or_else(|| UnknownSyntax(s.to_string()))
+    }
+}
+
+impl Serialize for IdSyntax {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for IdSyntax {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -270,10 +276,13 @@ impl<'a> Index<'a> {
                 suggestions: self.suggest(id, &query),
             };
         }
-        let (observation, ambiguous) = if self.syntax == IdSyntax::Go {
-            native::go_attempts(&matched)
-        } else {
-            (first_not_passing(&matched), distinct_tests(&matched))
+        let (observation, ambiguous) = match self.syntax {
+            IdSyntax::Go => native::go_attempts(&matched),
+            IdSyntax::Java => (
+                first_not_passing(&matched),
+                native::java_classes_differ(&matched),
+            ),
+            _ => (first_not_passing(&matched), distinct_tests(&matched)),
         };
         Resolution {
             observation,

@@ -43,23 +43,16 @@ pub(super) fn parse(syntax: IdSyntax, id: &str) -> Query {
             Some((class, name)) => query(name.to_string(), Some(Qualifier::PhpClass(class.into()))),
             None => query(id.to_string(), None),
         },
-        IdSyntax::Java => {
-            let split = id.split_once('#').or_else(|| {
-                // `Class.method`: the method starts after the last `.` outside parameters.
-                let head = &id[..id.find(['(', '[']).unwrap_or(id.len())];
-                head.rfind('.').map(|i| (&id[..i], &id[i + 1..]))
-            });
-            match split {
-                Some((class, name)) => query(
-                    java_method(name),
-                    Some(Qualifier::JavaClass {
-                        class: class.to_string(),
-                        name: (java_method(name) != name).then(|| name.to_string()),
-                    }),
-                ),
-                None => query(java_method(id), None),
-            }
-        }
+        IdSyntax::Java => match split_java(id) {
+            Some((class, name)) => query(
+                java_method(name),
+                Some(Qualifier::JavaClass {
+                    class: class.to_string(),
+                    name: (java_method(name) != name).then(|| name.to_string()),
+                }),
+            ),
+            None => query(java_method(id), None),
+        },
         _ => query(id.to_string(), None),
     }
 }
@@ -138,9 +131,37 @@ fn go_name(name: &str) -> String {
     format!("{top}/{}", subs.join("/"))
 }
 
+/// `com.x.FooTest#bar[1]` or `com.x.FooTest.bar[1]` → (`com.x.FooTest`, `bar[1]`).
+fn split_java(id: &str) -> Option<(&str, &str)> {
+    id.split_once('#').or_else(|| {
+        // `Class.method`: the method starts after the last `.` outside parameters.
+        let head = &id[..id.find(['(', '[']).unwrap_or(id.len())];
+        head.rfind('.').map(|i| (&id[..i], &id[i + 1..]))
+    })
+}
+
+/// The selection Surefire's `-Dtest` and Gradle's `--tests` accept: `Class#method`, without
+/// parameters (neither runner selects one parameter set), so the whole method runs.
+pub(super) fn java_run_form(id: &str) -> String {
+    match split_java(id) {
+        Some((class, name)) => format!("{class}#{}", java_method(name)),
+        None => java_method(id),
+    }
+}
+
 /// `testBar(int)[1]` → `testBar`: Surefire and Gradle decorate method names.
 fn java_method(name: &str) -> String {
     name[..name.find(['(', '[']).unwrap_or(name.len())].to_string()
+}
+
+/// A Java method is one test whatever its parameter sets, and a class name is unique within a
+/// build: several testcases for `Class#method` are its parameter sets (or Gradle running an
+/// `Enclosed` class's nested class twice), and ambiguous only across classes or modules.
+pub(super) fn java_classes_differ(matched: &[&Case]) -> bool {
+    let first = matched[0];
+    matched
+        .iter()
+        .any(|c| c.classname != first.classname || c.source != first.source)
 }
 
 /// PHPUnit's `class` attribute keeps the namespace backslashes; `classname` uses dots.
