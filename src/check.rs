@@ -1,5 +1,6 @@
 //! The `check` pipeline: one candidate patch, graded end to end from what is observed.
 
+use crate::cache::{self, BaselineCache};
 use crate::draft::Draft;
 use crate::grade::{Evidence, Requested, grade, retry_candidates};
 use crate::ids::IdSyntax;
@@ -127,6 +128,8 @@ pub struct Check {
     keep: Option<PathBuf>,
     instance_id: Option<String>,
     retries: usize,
+    cache: Option<Arc<BaselineCache>>,
+    logs: Option<PathBuf>,
 }
 
 impl Check {
@@ -147,6 +150,8 @@ impl Check {
             keep: None,
             instance_id: None,
             retries: 0,
+            cache: None,
+            logs: None,
         }
     }
 
@@ -236,6 +241,19 @@ impl Check {
         self
     }
 
+    /// Read the baseline from this cache when it holds it, and store it there when not.
+    pub fn baseline_cache(mut self, cache: Arc<BaselineCache>) -> Check {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// Copy the runs' logs (the last [`LOG_TAIL`] bytes of each) into this directory, as
+    /// `candidate-test.stdout.log` and so on, before the checkouts are removed.
+    pub fn logs(mut self, dir: impl Into<PathBuf>) -> Check {
+        self.logs = Some(dir.into());
+        self
+    }
+
     /// Label the verdict with a task id.
     pub fn instance_id(mut self, id: impl Into<String>) -> Check {
         self.instance_id = Some(id.into());
@@ -253,6 +271,47 @@ impl Check {
         draft.patch.files = candidate.files().to_vec();
 
         let root = Arc::new(RunRoot::new(self.keep.as_deref())?);
+        let verdict = self.run_in(&root, plan, draft, candidate, started).await;
+        if let Some(dir) = &self.logs {
+            copy_logs(root.path(), dir);
+        }
+        Ok(verdict)
+    }
+
+    /// The cache entry's name for this plan's baseline.
+    fn cache_name(&self, plan: &Plan) -> String {
+        BaselineCache::name(&cache::Key {
+            tree: plan.source.tree.to_string(),
+            test_patch: self.test_patch.as_ref().map(|(_, t)| cache::hash(t)),
+            template: plan.command.template.as_str(),
+            ids: plan.command.ids,
+            f2p: &plan.f2p,
+            p2p: &plan.p2p,
+            env: &self.env,
+            setup_cmd: self.setup_cmd.as_deref(),
+            retries: self.retries,
+        })
+    }
+
+    async fn run_in(
+        &self,
+        root: &Arc<RunRoot>,
+        plan: Plan,
+        mut draft: Draft,
+        candidate: Patch,
+        started: Instant,
+    ) -> Verdict {
+        // Held from the lookup to the store, so one task's checks run its baseline once.
+        let cached = match (&self.cache, self.baseline) {
+            (Some(cache), true) => {
+                let name = self.cache_name(&plan);
+                let guard = cache.lock(&name).await;
+                let hit = cache.load(&name);
+                Some((cache, name, guard, hit))
+            }
+            _ => None,
+        };
+        let cache_hit = cached.as_ref().is_some_and(|(_, _, _, hit)| hit.is_some());
         let prepare_started = Instant::now();
         let cand_dir = root.path().join("candidate");
         let base_dir = root.path().join("baseline");
@@ -265,7 +324,7 @@ impl Check {
             move || prepare_candidate(&source, &candidate, tp.as_ref(), &dir)
         });
         let base = async {
-            if !self.baseline {
+            if !self.baseline || cache_hit {
                 return None;
             }
             let (source, tp, dir) = (
@@ -289,16 +348,16 @@ impl Check {
             None => false,
             Some(Ok(())) => true,
             Some(Err(other)) => {
-                return Ok(draft.fail(Stage::Baseline, other.into_error(), started));
+                return draft.fail(Stage::Baseline, other.into_error(), started);
             }
         };
         match cand {
             Ok(Candidate::Applied { overridden }) => draft.patch.overridden_files = overridden,
             Ok(Candidate::Rejected(failure)) => {
                 draft.patch.apply_failure = Some(failure);
-                return Ok(draft.finish(Outcome::PatchFailed, None, None, started));
+                return draft.finish(Outcome::PatchFailed, None, None, started);
             }
-            Err(other) => return Ok(draft.fail(Stage::Candidate, other.into_error(), started)),
+            Err(other) => return draft.fail(Stage::Candidate, other.into_error(), started),
         }
 
         let test_started = Instant::now();
@@ -312,17 +371,45 @@ impl Check {
         });
         draft.timings.test_ms = ms(test_started.elapsed());
         draft.runs.candidate = Some(cand_run.info);
+        let base_run = match cached {
+            Some((_, _, _, Some(entry))) => Some(Execution {
+                info: RunInfo {
+                    cached: true,
+                    ..entry.info
+                },
+                evidence: Ok(entry.evidence),
+            }),
+            Some((cache, name, _guard, None)) => {
+                if let Some(Execution {
+                    info,
+                    evidence: Ok(evidence),
+                }) = &base_run
+                {
+                    let entry = cache::Entry {
+                        evidence: evidence.clone(),
+                        info: RunInfo {
+                            dir: None,
+                            ..info.clone()
+                        },
+                    };
+                    // A cache that cannot be written costs a rerun next time, nothing more.
+                    let _ = cache.store(&name, &entry);
+                }
+                base_run
+            }
+            None => base_run,
+        };
         draft.runs.baseline = base_run.as_ref().map(|r| r.info.clone());
 
         // A baseline that cannot be judged means the task, not the candidate, is in question.
         let base_evidence = match base_run.map(|r| r.evidence) {
             None => None,
             Some(Ok(evidence)) => Some(evidence),
-            Some(Err(e)) => return Ok(draft.fail(Stage::Baseline, e, started)),
+            Some(Err(e)) => return draft.fail(Stage::Baseline, e, started),
         };
         let cand_evidence = match cand_run.evidence {
             Ok(evidence) => evidence,
-            Err(e) => return Ok(draft.fail(Stage::Candidate, e, started)),
+            Err(e) => return draft.fail(Stage::Candidate, e, started),
         };
         let graded = grade(
             plan.command.ids,
@@ -356,7 +443,7 @@ impl Check {
             }
         }
         let outcome = graded.classification.outcome;
-        Ok(draft.finish(outcome, Some(graded.classification), None, started))
+        draft.finish(outcome, Some(graded.classification), None, started)
     }
 
     /// Check every input before anything is created.
@@ -822,6 +909,37 @@ impl RunRoot {
         match self {
             RunRoot::Temp(t) => t.path(),
             RunRoot::Kept(p) => p,
+        }
+    }
+}
+
+/// How much of each log [`Check::logs`] keeps: the end, where runners write their errors.
+pub const LOG_TAIL: u64 = 1024 * 1024;
+
+/// Copy each run's logs (their tails) out of the run directory; best effort, as logs are an
+/// aid and never part of the verdict.
+fn copy_logs(root: &Path, to: &Path) {
+    use std::io::{Read, Seek, SeekFrom};
+    let _ = std::fs::create_dir_all(to);
+    for run in ["candidate", "baseline"] {
+        let Ok(entries) = std::fs::read_dir(root.join(run)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !name.ends_with(".log") {
+                continue;
+            }
+            let Ok(mut file) = std::fs::File::open(entry.path()) else {
+                continue;
+            };
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let _ = file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL)));
+            let mut tail = Vec::new();
+            if file.read_to_end(&mut tail).is_ok() {
+                let _ = std::fs::write(to.join(format!("{run}-{name}")), tail);
+            }
         }
     }
 }

@@ -107,7 +107,7 @@ impl FromReports {
 }
 
 /// What one run (candidate or baseline) produced.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Evidence {
     /// The first attempt's report, then one report per retry of the tests that did not pass.
     pub attempts: Vec<Report>,

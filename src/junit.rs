@@ -18,7 +18,7 @@ const DETAIL_BYTES: usize = 4000;
 const MESSAGE_BYTES: usize = 500;
 
 /// One `<testcase>` of a report.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Case {
     /// The `classname` attribute (empty when absent).
     pub classname: String,
@@ -39,7 +39,7 @@ pub struct Case {
 }
 
 /// The `<testsuite>` elements around a testcase, outermost first.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SuitePath {
     /// The `name` of each enclosing `<testsuite>`.
     pub names: Vec<String>,
@@ -48,7 +48,7 @@ pub struct SuitePath {
 }
 
 /// The test cases of one or more report files.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     /// Test cases in file order, then document order.
     pub cases: Vec<Case>,

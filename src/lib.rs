@@ -5,23 +5,31 @@
 //!
 //! The pipeline is [`Check`] → [`Verdict`]; the binary is a thin layer over it.
 
+pub mod batch;
+pub mod cache;
 pub mod check;
 pub mod classify;
+pub mod compare;
+pub mod dataset;
 mod draft;
 pub mod grade;
 pub mod ids;
 pub mod junit;
 pub mod mcp;
+pub mod merge;
 pub mod outcome;
 pub mod patch;
 pub mod process;
 pub mod report;
 pub mod runner;
+pub mod stats;
 pub mod status;
+pub mod summary;
 pub mod task;
 pub mod verdict;
 pub mod workspace;
 
+pub use cache::BaselineCache;
 pub use check::{Check, CheckError, TestCommand};
 pub use ids::IdSyntax;
 pub use outcome::{Level, Outcome};

@@ -1,10 +1,12 @@
 //! The `patchgrade` command line: a thin layer over the library.
 
+mod cli;
+
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use patchgrade::grade::FromReports;
-use patchgrade::task::{TaskFile, parse_duration, parse_env, parse_id_file};
-use patchgrade::{Check, IdSyntax, Outcome, Preset, TestCommand, Verdict, report};
+use patchgrade::task::{TaskFile, parse_duration, parse_env, parse_id_file, test_command};
+use patchgrade::{Check, IdSyntax, Outcome, Preset, Verdict, report};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,6 +35,14 @@ enum Command {
     Grade(Box<GradeArgs>),
     /// Serve the check as an MCP tool (`check_patch`) over stdio, for one task.
     Mcp(Box<McpArgs>),
+    /// Grade many tasks' predictions into an output directory (SWE-bench formats).
+    Batch(Box<cli::offline::BatchArgs>),
+    /// The outcome distribution of a batch output directory.
+    Report(cli::offline::ReportArgs),
+    /// Two batch runs compared task by task: transitions and paired tests.
+    Compare(cli::offline::CompareArgs),
+    /// Join the output directories of a sharded run.
+    Merge(cli::offline::MergeArgs),
 }
 
 #[derive(clap::Args)]
@@ -197,6 +207,10 @@ struct TaskArgs {
     /// Keep the checkouts and logs under DIR.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
+    /// Read the baseline from (and store it in) the cache in DIR, so that repeated checks of
+    /// one task run it once.
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -208,19 +222,48 @@ async fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
         }
     };
-    let args = match cli.command {
-        Command::Check(args) => *args,
-        Command::Grade(args) => return grade(*args),
-        Command::Mcp(args) => return mcp(*args).await,
-    };
-    // Returning from select drops the check: its process groups are killed and its temporary
-    // checkouts removed before the process exits.
+    match cli.command {
+        Command::Check(args) => stoppable(check(*args)).await,
+        Command::Grade(args) => grade(*args),
+        Command::Mcp(args) => mcp(*args).await,
+        Command::Batch(args) => {
+            stoppable(async {
+                match cli::offline::batch(*args).await {
+                    Ok(true) => ExitCode::SUCCESS,
+                    Ok(false) => ExitCode::from(1),
+                    Err(e) => usage_error(e),
+                }
+            })
+            .await
+        }
+        Command::Report(args) => plain(cli::offline::report(args)),
+        Command::Compare(args) => plain(cli::offline::compare(args)),
+        Command::Merge(args) => plain(cli::offline::merge(args)),
+    }
+}
+
+/// Run until done or until SIGINT/SIGTERM. Returning from select drops the work: its process
+/// groups are killed and its temporary checkouts removed before the process exits; results
+/// already written stay as they are.
+async fn stoppable(work: impl std::future::Future<Output = ExitCode>) -> ExitCode {
     tokio::select! {
-        code = check(args) => code,
+        code = work => code,
         signal = interrupted() => {
             eprintln!("patchgrade: {signal}: stopped, test processes killed, checkouts removed");
             ExitCode::from(if signal == "interrupted" { 130 } else { 143 })
         }
+    }
+}
+
+fn usage_error(e: anyhow::Error) -> ExitCode {
+    eprintln!("patchgrade: error: {e:#}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn plain(done: Result<()>) -> ExitCode {
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(e),
     }
 }
 
@@ -380,21 +423,12 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     let (f2p, p2p) = args.tests.resolve(task.f2p, task.p2p)?;
     check = check.f2p(f2p).p2p(p2p);
 
-    let preset = match args.runner.or(task.runner) {
-        Some(name) => Some(name.parse::<Preset>()?),
-        None => None,
-    };
-    let syntax = args
-        .ids
-        .as_deref()
-        .map(str::parse::<IdSyntax>)
-        .transpose()?;
-    let command = match (args.test_cmd.or(task.test_cmd), preset) {
-        (Some(t), Some(p)) if syntax.is_none() => Some(TestCommand::custom_for(&t, p)?),
-        (Some(t), _) => Some(TestCommand::custom(&t, syntax.unwrap_or(IdSyntax::Pytest))?),
-        (None, Some(p)) => Some(TestCommand::preset(p)),
-        (None, None) => None,
-    };
+    let command = test_command(
+        args.test_cmd.or(task.test_cmd).as_deref(),
+        args.runner.or(task.runner).as_deref(),
+        args.ids.or(task.ids).as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
     if let Some(command) = command {
         check = check.command(command);
     }
@@ -426,6 +460,9 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
         .retries(args.retries);
     if let Some(dir) = args.keep {
         check = check.keep(dir);
+    }
+    if let Some(dir) = args.cache_dir {
+        check = check.baseline_cache(std::sync::Arc::new(patchgrade::BaselineCache::new(dir)));
     }
     if let Some(id) = task.instance_id {
         check = check.instance_id(id);

@@ -1,5 +1,8 @@
 //! Task files: the inputs of a check in TOML or JSON, including SWE-bench instances unchanged.
 
+use crate::check::TestCommand;
+use crate::ids::IdSyntax;
+use crate::runner::Preset;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +42,8 @@ pub struct TaskFile {
     pub test_cmd: Option<String>,
     /// Preset runner name.
     pub runner: Option<String>,
+    /// Id syntax of a custom `test_cmd` (a runner name or `classname.name`).
+    pub ids: Option<String>,
     /// Per-command timeout.
     #[serde(default, deserialize_with = "timeout")]
     pub timeout: Option<Duration>,
@@ -73,11 +78,16 @@ impl TaskFile {
         } else {
             serde_json::from_str(&text).map_err(|e| fail(format!("invalid JSON: {e}")))?
         };
-        let dir = path.parent().unwrap_or(Path::new(""));
+        task.relative_to(path.parent().unwrap_or(Path::new("")));
+        Ok(task)
+    }
+
+    /// Take relative paths in the task relative to `dir` (where the file that held it is).
+    pub fn relative_to(&mut self, dir: &Path) {
         for p in [
-            &mut task.repo_path,
-            &mut task.patch_file,
-            &mut task.test_patch_file,
+            &mut self.repo_path,
+            &mut self.patch_file,
+            &mut self.test_patch_file,
         ]
         .into_iter()
         .flatten()
@@ -86,8 +96,32 @@ impl TaskFile {
                 *p = dir.join(&*p);
             }
         }
-        Ok(task)
     }
+}
+
+/// The test command from a template, a preset name and an id syntax name, each optional: a
+/// template keeps the preset's id syntax and environment handling unless `ids` names another;
+/// `None` when neither a template nor a preset is given.
+pub fn test_command(
+    test_cmd: Option<&str>,
+    runner: Option<&str>,
+    ids: Option<&str>,
+) -> Result<Option<TestCommand>, String> {
+    let preset = runner
+        .map(str::parse::<Preset>)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let syntax = ids
+        .map(str::parse::<IdSyntax>)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let command = match (test_cmd, preset) {
+        (Some(t), Some(p)) if syntax.is_none() => TestCommand::custom_for(t, p),
+        (Some(t), _) => TestCommand::custom(t, syntax.unwrap_or(IdSyntax::Pytest)),
+        (None, Some(p)) => Ok(TestCommand::preset(p)),
+        (None, None) => return Ok(None),
+    };
+    command.map(Some).map_err(|e| e.to_string())
 }
 
 /// Parse `1h30m`, `90s`, `45` (seconds).

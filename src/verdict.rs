@@ -163,6 +163,9 @@ pub enum ErrorCause {
     TestPatchDoesNotApply,
     /// The checkout could not be prepared.
     CheckoutFailed,
+    /// The task cannot be run as given (no repository, an unknown base, no test command, bad
+    /// ids): `batch` grades the other tasks and records this one so.
+    InvalidTask,
 }
 
 /// The reason for outcome `error`.
@@ -243,6 +246,9 @@ pub struct RunInfo {
     /// Where its checkout and logs were kept (`--keep` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dir: Option<PathBuf>,
+    /// The baseline was read from the cache, not run (its other fields are the stored run's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 /// Wall-clock times in milliseconds.

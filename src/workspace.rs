@@ -20,6 +20,8 @@ pub struct Source {
     objects_dir: PathBuf,
     /// The base commit.
     pub commit: Oid,
+    /// Its tree: what a baseline depends on (two commits with one tree test the same).
+    pub tree: Oid,
 }
 
 /// Why the source could not be resolved: bad input.
@@ -65,6 +67,7 @@ impl Source {
             repo_dir,
             objects_dir: repo.commondir().join("objects"),
             commit: commit.id(),
+            tree: commit.tree_id(),
         })
     }
 }

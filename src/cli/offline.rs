@@ -1,0 +1,240 @@
+//! The offline harness on the command line: `batch`, `report`, `compare`, `merge`.
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use patchgrade::batch::{self, Defaults, Event, Options, Plan, Shard};
+use patchgrade::dataset::{Config, read_predictions, read_tasks};
+use patchgrade::task::parse_duration;
+use patchgrade::{BaselineCache, compare, summary};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct BatchArgs {
+    /// Tasks: SWE-bench instances, JSONL or a JSON list.
+    #[arg(long, value_name = "FILE")]
+    tasks: PathBuf,
+    /// Predictions: SWE-bench's format, as JSONL, a JSON list or an object keyed by id.
+    #[arg(long, value_name = "FILE")]
+    predictions: PathBuf,
+    /// The output directory (results/, logs/, cache/).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Tasks graded at once [default: the number of cores]
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Config file with [defaults] and [repos."owner/name"] entries.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Where clones live: the repository owner/name is DIR/owner__name.
+    #[arg(long, value_name = "DIR")]
+    repos_dir: Option<PathBuf>,
+    /// Grade only part K of N (1 <= K <= N), for N machines sharing a run.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+    /// Skip tasks whose result already exists.
+    #[arg(long)]
+    resume: bool,
+    /// With --resume, grade again the tasks whose result is `error`.
+    #[arg(long)]
+    retry_errors: bool,
+    /// Baseline cache [default: OUT/cache]
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Runner for tasks that name none (nor their config entry).
+    #[arg(long, value_name = "NAME")]
+    runner: Option<String>,
+    /// Test command for tasks that name none.
+    #[arg(long, value_name = "TEMPLATE")]
+    test_cmd: Option<String>,
+    /// Id syntax of that test command.
+    #[arg(long, value_name = "SYNTAX")]
+    ids: Option<String>,
+    /// Timeout per command for tasks that set none [default: 30m]
+    #[arg(long, value_name = "DURATION")]
+    timeout: Option<String>,
+    /// Run tests that did not pass again, up to N times.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retries: usize,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum TableFormat {
+    /// For people.
+    Human,
+    /// For programs.
+    Json,
+    /// For a GitHub step summary.
+    Markdown,
+}
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// A batch output directory.
+    dir: PathBuf,
+    #[arg(long, value_enum, default_value = "human")]
+    format: TableFormat,
+}
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Run A (before).
+    a: PathBuf,
+    /// Run B (after).
+    b: PathBuf,
+    #[arg(long, value_enum, default_value = "human")]
+    format: TableFormat,
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The joined output directory.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Output directories of the shards.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+}
+
+/// `batch`: `Ok(true)` when every task got a result.
+pub async fn batch(args: BatchArgs) -> Result<bool> {
+    let tasks = read_tasks(&args.tasks)?;
+    let predictions = read_predictions(&args.predictions)?;
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let timeout = args
+        .timeout
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let plan = Plan::new(
+        tasks,
+        predictions,
+        &config,
+        args.repos_dir.as_deref(),
+        args.shard,
+    );
+    for id in &plan.unknown {
+        eprintln!(
+            "patchgrade: warning: {}: no task `{id}` in {}; not graded",
+            args.predictions.display(),
+            args.tasks.display()
+        );
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let options = Options {
+        jobs: args.jobs.unwrap_or(cores),
+        resume: args.resume,
+        retry_errors: args.retry_errors,
+        cache: Arc::new(BaselineCache::new(
+            args.cache_dir.unwrap_or_else(|| args.out.join("cache")),
+        )),
+        defaults: Defaults {
+            runner: args.runner,
+            test_cmd: args.test_cmd,
+            ids: args.ids,
+            timeout,
+            retries: args.retries,
+        },
+    };
+    let mut progress = Progress::new();
+    let ran = batch::run(plan, &args.out, &options, |e| progress.on(e)).await?;
+    progress.finish();
+    for (id, message) in &ran.crashed {
+        eprintln!("patchgrade: error: grading `{id}` failed inside patchgrade: {message}");
+    }
+    let verdicts = summary::load(&args.out)?;
+    eprint!("{}", summary::human(&summary::Summary::of(&verdicts)));
+    Ok(ran.crashed.is_empty())
+}
+
+/// A bar on a terminal, a line per task otherwise (CI logs).
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: usize,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress {
+            bar: None,
+            total: 0,
+        }
+    }
+
+    fn on(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start { total, skipped } => {
+                self.total = total;
+                if skipped > 0 {
+                    eprintln!("patchgrade: {skipped} task(s) already graded, skipped (--resume)");
+                }
+                if std::io::stderr().is_terminal() {
+                    let bar = indicatif::ProgressBar::new(total as u64);
+                    if let Ok(style) = indicatif::ProgressStyle::with_template(
+                        "{bar:40} {pos}/{len} {elapsed_precise} (eta {eta}) {msg}",
+                    ) {
+                        bar.set_style(style);
+                    }
+                    self.bar = Some(bar);
+                }
+            }
+            Event::Graded { verdict, done } => {
+                let line = format!(
+                    "{}: {}",
+                    verdict.task.instance_id.as_deref().unwrap_or("?"),
+                    verdict.outcome
+                );
+                match &self.bar {
+                    Some(bar) => {
+                        bar.set_position(done as u64);
+                        bar.set_message(line);
+                    }
+                    None => eprintln!("[{done}/{}] {line}", self.total),
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+pub fn report(args: ReportArgs) -> Result<()> {
+    let s = summary::Summary::of(&summary::load(&args.dir)?);
+    match args.format {
+        TableFormat::Human => print!("{}", summary::human(&s)),
+        TableFormat::Markdown => print!("{}", summary::markdown(&s)),
+        TableFormat::Json => println!("{}", serde_json::to_string_pretty(&s)?),
+    }
+    Ok(())
+}
+
+pub fn compare(args: CompareArgs) -> Result<()> {
+    let a = summary::load(&args.a)?;
+    let b = summary::load(&args.b)?;
+    let c = compare::Comparison::of(&a, &b);
+    match args.format {
+        TableFormat::Human => print!("{}", compare::human(&c)),
+        TableFormat::Markdown => print!("{}", compare::markdown(&c)),
+        TableFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+    }
+    Ok(())
+}
+
+pub fn merge(args: MergeArgs) -> Result<()> {
+    let n = patchgrade::merge::merge(&args.out, &args.dirs)
+        .with_context(|| format!("cannot merge into {}", args.out.display()))?;
+    eprintln!(
+        "patchgrade: {n} result(s) in {}",
+        args.out.join("results").display()
+    );
+    Ok(())
+}
