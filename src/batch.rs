@@ -312,8 +312,8 @@ async fn grade_job(job: &Job, options: &Options, logs: &Path) -> Verdict {
     };
     match check.run().await {
         Ok(verdict) => verdict,
-        Err(CheckError::Patch { origin, source }) if origin == PREDICTION => {
-            unjudged(job, started, Unjudged::Patch(source.to_string()))
+        Err(CheckError::Patch { origin, reason }) if origin == PREDICTION => {
+            unjudged(job, started, Unjudged::Patch(reason.to_string()))
         }
         Err(e) => unjudged(job, started, Unjudged::Task(e.to_string())),
     }

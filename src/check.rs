@@ -62,12 +62,14 @@ pub enum CheckError {
     #[error(transparent)]
     Source(#[from] SourceError),
     /// A patch that is not a diff.
-    #[error("{origin}: {source}")]
+    // Not `source`: thiserror would make it the error's cause, and `{:#}` would print the
+    // reason twice.
+    #[error("{origin}: {reason}")]
     Patch {
         /// Where the patch came from (a file name, `stdin`, `task file`).
         origin: String,
         /// What is wrong.
-        source: PatchError,
+        reason: PatchError,
     },
     /// The test command.
     #[error(transparent)]
@@ -451,9 +453,9 @@ impl Check {
         let command = self.command.clone().ok_or(CheckError::NoCommand)?;
         let (f2p, p2p) = validate_ids(&self.f2p, &self.p2p)?;
         let parse = |(origin, text): &(String, Vec<u8>)| {
-            Patch::parse(text).map_err(|source| CheckError::Patch {
+            Patch::parse(text).map_err(|reason| CheckError::Patch {
                 origin: origin.clone(),
-                source,
+                reason,
             })
         };
         let candidate = parse(&self.patch)?;

@@ -158,6 +158,9 @@ impl Checkout {
             hunk: None,
             message: e.message().to_string(),
         })?;
+        if let Some(refused) = self.through_symlink(&diff) {
+            return Err(refused);
+        }
         let file = RefCell::new(None::<String>);
         let hunk = RefCell::new(None::<String>);
         let mut opts = ApplyOptions::new();
@@ -193,7 +196,46 @@ impl Checkout {
         })
     }
 
+    /// A path of the patch that goes through a symbolic link, in the work tree or created by
+    /// the patch itself: libgit2 would write through it, outside the checkout. `git apply`
+    /// refuses the same ("beyond a symbolic link").
+    fn through_symlink(&self, diff: &git2::Diff<'_>) -> Option<ApplyFailure> {
+        let paths = |d: git2::DiffDelta<'_>| -> Vec<String> {
+            [d.old_file(), d.new_file()]
+                .iter()
+                .filter_map(|f| f.path())
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect()
+        };
+        let created: Vec<String> = diff
+            .deltas()
+            .filter(|d| d.new_file().mode() == git2::FileMode::Link)
+            .filter_map(|d| {
+                d.new_file()
+                    .path()
+                    .map(|p| p.to_string_lossy().into_owned())
+            })
+            .collect();
+        for path in diff.deltas().flat_map(paths) {
+            let link = parents(&path)
+                .find(|p| created.iter().any(|c| c == p) || symlink_in(&self.workdir, p));
+            if let Some(link) = link {
+                return Some(ApplyFailure {
+                    file: Some(path.clone()),
+                    hunk: None,
+                    message: format!(
+                        "refused: `{path}` is beyond the symbolic link `{link}`, so writing it \
+                         could change files outside the checkout"
+                    ),
+                });
+            }
+        }
+        None
+    }
+
     /// Put each path back to its content in the base tree, or remove it if the base has none.
+    /// A symbolic link the candidate put on the way is removed first (restoring through it
+    /// would write outside the checkout); one the base tree itself has there is an error.
     pub fn restore(&self, paths: &[String]) -> Result<(), CheckoutError> {
         let fail = |path: &str, reason: String| CheckoutError {
             dir: self.workdir.clone(),
@@ -205,6 +247,22 @@ impl Checkout {
             .and_then(|c| c.tree())
             .map_err(|e| fail("base tree", e.message().to_string()))?;
         for path in paths {
+            for parent in parents(path) {
+                if !symlink_in(&self.workdir, parent) {
+                    continue;
+                }
+                let in_base = tree
+                    .get_path(Path::new(parent))
+                    .is_ok_and(|e| e.filemode() == 0o120000);
+                if in_base {
+                    return Err(fail(
+                        path,
+                        format!("it is beyond the symbolic link `{parent}` of the base tree"),
+                    ));
+                }
+                fs::remove_file(self.workdir.join(parent))
+                    .map_err(|e| fail(path, e.to_string()))?;
+            }
             let target = self.workdir.join(path);
             remove_path(&target).map_err(|e| fail(path, e.to_string()))?;
             let Ok(entry) = tree.get_path(Path::new(path)) else {
@@ -219,6 +277,16 @@ impl Checkout {
         }
         Ok(())
     }
+}
+
+/// The proper prefixes of a `/`-separated path, shortest first: `a/b/c` → `a`, `a/b`.
+fn parents(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices('/').map(move |(i, _)| &path[..i])
+}
+
+/// Whether `rel` is a symbolic link in the work tree (not followed).
+fn symlink_in(workdir: &Path, rel: &str) -> bool {
+    fs::symlink_metadata(workdir.join(rel)).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 fn remove_path(path: &Path) -> std::io::Result<()> {
