@@ -389,8 +389,10 @@ impl Check {
                 {
                     let entry = cache::Entry {
                         evidence: evidence.clone(),
+                        // Paths into this run's directory mean nothing to a later run.
                         info: RunInfo {
                             dir: None,
+                            reports: Vec::new(),
                             ..info.clone()
                         },
                     };

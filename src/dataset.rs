@@ -194,11 +194,17 @@ impl Config {
                 Some(repos_dir?.join(repo.replace('/', "__")))
             });
         }
-        if task.test_cmd.is_none() && task.runner.is_none() {
-            task.test_cmd = first(&|c| c.test_cmd.clone());
-            task.runner = first(&|c| c.runner.clone());
+        // The command comes whole from the first layer that sets one: a repository's
+        // `test_cmd` must not take its id syntax from the defaults' runner.
+        let layer = layers
+            .iter()
+            .find(|c| c.test_cmd.is_some() || c.runner.is_some());
+        if let (None, None, Some(c)) = (&task.test_cmd, &task.runner, layer) {
+            task.test_cmd = c.test_cmd.clone();
+            task.runner = c.runner.clone();
+            task.ids = task.ids.take().or_else(|| c.ids.clone());
         }
-        if task.ids.is_none() {
+        if task.ids.is_none() && task.test_cmd.is_some() {
             task.ids = first(&|c| c.ids.clone());
         }
         if task.setup_cmd.is_none() {
@@ -364,6 +370,25 @@ mod tests {
         };
         assert_eq!(last("A").as_deref(), Some("task"));
         assert_eq!(last("B").as_deref(), Some("repo"));
+        // A repository's own command is not mixed with the defaults' runner.
+        let c = file(
+            dir.path(),
+            "cmd.toml",
+            "[defaults]\nrunner = \"nextest\"\n[repos.\"o/go\"]\ntest_cmd = \"t {junit} {tests}\"\nids = \"go\"\n",
+        );
+        let mut go = TaskFile {
+            repo: Some("o/go".into()),
+            ..TaskFile::default()
+        };
+        Config::load(&c).unwrap().complete(&mut go, None);
+        assert_eq!(
+            (
+                go.test_cmd.as_deref(),
+                go.runner.as_deref(),
+                go.ids.as_deref()
+            ),
+            (Some("t {junit} {tests}"), None, Some("go"))
+        );
         // Without an entry, the repository directory names the clone.
         let mut other = TaskFile {
             repo: Some("x/y".into()),

@@ -2,10 +2,10 @@
 
 mod cli;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use patchgrade::grade::FromReports;
-use patchgrade::task::{TaskFile, parse_duration, parse_env, parse_id_file, test_command};
+use patchgrade::task::{TaskFile, parse_env, parse_id_file, test_command};
 use patchgrade::{Check, IdSyntax, Outcome, Preset, Verdict, report};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -178,23 +178,8 @@ struct TaskArgs {
     test_patch: Option<PathBuf>,
     #[command(flatten)]
     tests: TestIdArgs,
-    /// Preset test runner: pytest, unittest, nextest, go, jest, vitest, mocha, node, ctest,
-    /// phpunit, maven, gradle.
-    #[arg(long, value_name = "NAME")]
-    runner: Option<String>,
-    /// Test command template with {tests}, {junit} and {workdir}.
-    #[arg(long, value_name = "TEMPLATE")]
-    test_cmd: Option<String>,
-    /// Id syntax of a custom --test-cmd: a runner name or classname.name [default: the
-    /// runner's, else pytest]
-    #[arg(long, value_name = "SYNTAX")]
-    ids: Option<String>,
-    /// Run tests that did not pass again, up to N times; one that then passes is flaky.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    retries: usize,
-    /// Timeout per command (setup, tests), e.g. 90s, 30m [default: 30m]
-    #[arg(long, value_name = "DURATION")]
-    timeout: Option<String>,
+    #[command(flatten)]
+    command: cli::CommandArgs,
     /// Environment variable for the commands, KEY=VALUE (repeatable; {workdir} expands).
     #[arg(long = "env", value_name = "KEY=VALUE")]
     env: Vec<String>,
@@ -424,25 +409,16 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     check = check.f2p(f2p).p2p(p2p);
 
     let command = test_command(
-        args.test_cmd.or(task.test_cmd).as_deref(),
-        args.runner.or(task.runner).as_deref(),
-        args.ids.or(task.ids).as_deref(),
+        args.command.test_cmd.clone().or(task.test_cmd).as_deref(),
+        args.command.runner.clone().or(task.runner).as_deref(),
+        args.command.ids.clone().or(task.ids).as_deref(),
     )
     .map_err(anyhow::Error::msg)?;
     if let Some(command) = command {
         check = check.command(command);
     }
 
-    if let Some(t) = args
-        .timeout
-        .map(|t| parse_duration(&t))
-        .transpose()
-        .map_err(anyhow::Error::msg)?
-        .or(task.timeout)
-    {
-        if t.is_zero() {
-            bail!("--timeout must be greater than zero");
-        }
+    if let Some(t) = args.command.timeout()?.or(task.timeout) {
         check = check.timeout(t);
     }
     for (k, v) in task.env {
@@ -457,7 +433,7 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     }
     check = check
         .baseline(args.baseline == Baseline::Run)
-        .retries(args.retries);
+        .retries(args.command.retries);
     if let Some(dir) = args.keep {
         check = check.keep(dir);
     }

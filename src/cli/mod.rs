@@ -1,4 +1,44 @@
 //! The subcommands beyond `check`, `grade` and `mcp`, kept out of `main.rs` so it stays a
-//! dispatcher.
+//! dispatcher, and the flags they share with `check`.
 
 pub mod offline;
+
+use anyhow::{Result, bail};
+use std::time::Duration;
+
+/// How the tests are run: shared by `check`, `mcp` and `batch` (where they are the default for
+/// tasks that set none).
+#[derive(clap::Args)]
+pub struct CommandArgs {
+    /// Preset test runner: pytest, unittest, nextest, go, jest, vitest, mocha, node, ctest,
+    /// phpunit, maven, gradle.
+    #[arg(long, value_name = "NAME")]
+    pub runner: Option<String>,
+    /// Test command template with {tests}, {junit} and {workdir}.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub test_cmd: Option<String>,
+    /// Id syntax of a custom --test-cmd: a runner name or classname.name [default: the
+    /// runner's, else pytest]
+    #[arg(long, value_name = "SYNTAX")]
+    pub ids: Option<String>,
+    /// Run tests that did not pass again, up to N times; one that then passes is flaky.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: usize,
+    /// Timeout per command (setup, tests), e.g. 90s, 30m [default: 30m]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+}
+
+impl CommandArgs {
+    /// `--timeout`, parsed and checked.
+    pub fn timeout(&self) -> Result<Option<Duration>> {
+        let Some(text) = &self.timeout else {
+            return Ok(None);
+        };
+        let t = patchgrade::task::parse_duration(text).map_err(anyhow::Error::msg)?;
+        if t.is_zero() {
+            bail!("--timeout must be greater than zero");
+        }
+        Ok(Some(t))
+    }
+}

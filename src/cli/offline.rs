@@ -4,7 +4,6 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use patchgrade::batch::{self, Defaults, Event, Options, Plan, Shard};
 use patchgrade::dataset::{Config, read_predictions, read_tasks};
-use patchgrade::task::parse_duration;
 use patchgrade::{BaselineCache, compare, summary};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -42,21 +41,11 @@ pub struct BatchArgs {
     /// Baseline cache [default: OUT/cache]
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// Runner for tasks that name none (nor their config entry).
-    #[arg(long, value_name = "NAME")]
-    runner: Option<String>,
-    /// Test command for tasks that name none.
-    #[arg(long, value_name = "TEMPLATE")]
-    test_cmd: Option<String>,
-    /// Id syntax of that test command.
-    #[arg(long, value_name = "SYNTAX")]
-    ids: Option<String>,
-    /// Timeout per command for tasks that set none [default: 30m]
-    #[arg(long, value_name = "DURATION")]
-    timeout: Option<String>,
-    /// Run tests that did not pass again, up to N times.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    retries: usize,
+    #[command(
+        flatten,
+        next_help_heading = "For tasks that set none (nor their config entry)"
+    )]
+    command: super::CommandArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -105,12 +94,7 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    let timeout = args
-        .timeout
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+    let timeout = args.command.timeout()?;
     let plan = Plan::new(
         tasks,
         predictions,
@@ -134,11 +118,11 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
             args.cache_dir.unwrap_or_else(|| args.out.join("cache")),
         )),
         defaults: Defaults {
-            runner: args.runner,
-            test_cmd: args.test_cmd,
-            ids: args.ids,
+            runner: args.command.runner,
+            test_cmd: args.command.test_cmd,
+            ids: args.command.ids,
             timeout,
-            retries: args.retries,
+            retries: args.command.retries,
         },
     };
     let mut progress = Progress::new();
