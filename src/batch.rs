@@ -142,7 +142,7 @@ pub struct Options {
     /// With `resume`, grade again the tasks whose result is `error`.
     pub retry_errors: bool,
     /// Where baselines are kept.
-    pub cache: Arc<BaselineCache>,
+    pub cache: Option<Arc<BaselineCache>>,
     /// For tasks that do not say.
     pub defaults: Defaults,
 }
@@ -353,8 +353,10 @@ fn build_check(job: &Job, options: &Options, logs: &Path) -> Result<Check, Strin
         .p2p(task.p2p.clone())
         .command(command)
         .retries(d.retries)
-        .baseline_cache(options.cache.clone())
         .logs(logs);
+    if let Some(cache) = &options.cache {
+        check = check.baseline_cache(cache.clone());
+    }
     match (&task.test_patch, &task.test_patch_file) {
         (Some(text), _) => check = check.test_patch("test_patch", text.clone()),
         (None, Some(path)) => {

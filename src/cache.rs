@@ -3,11 +3,14 @@
 //!
 //! An entry is keyed by everything that can change what the baseline observes: the base tree,
 //! the test patch, the test command, the id syntax, the ids, the environment given, the setup
-//! command and the retries. The inherited environment (`PATH`, installed packages) is not part
-//! of the key: a cache outlives a change there, so `--no-cache` (or a fresh `--cache-dir`) is
-//! how to see one. Only baselines that could be judged are stored; an error is run again.
+//! command, the retries, and for a preset the runner's version as its toolchain reports it
+//! (`python` and `pytest`, `rustc` and `cargo nextest`, `go`, `node`, `cmake`, `php`, `mvn`,
+//! `gradle`). The rest of the inherited environment (installed libraries, a custom command's
+//! tools) is not part of the key: `--no-cache` (or a fresh `--cache-dir`) is how to see a change
+//! there. Only baselines that could be judged are stored; an error is run again.
 
 use crate::grade::Evidence;
+use crate::process;
 use crate::verdict::RunInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -23,6 +26,9 @@ pub struct BaselineCache {
     dir: PathBuf,
     /// One lock per key: two checks of one task in one process run its baseline once.
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Runner versions probed by this process, by probe and environment: a batch or an MCP
+    /// server asks its toolchain once.
+    versions: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<String>>>>,
 }
 
 /// What a baseline depends on.
@@ -37,6 +43,7 @@ pub(crate) struct Key<'a> {
     pub(crate) env: &'a [(String, String)],
     pub(crate) setup_cmd: Option<&'a str>,
     pub(crate) retries: usize,
+    pub(crate) runner_version: Option<&'a str>,
 }
 
 /// A stored baseline.
@@ -52,6 +59,7 @@ impl BaselineCache {
         BaselineCache {
             dir: dir.into(),
             locks: Mutex::new(HashMap::new()),
+            versions: Mutex::new(HashMap::new()),
         }
     }
 
@@ -82,6 +90,33 @@ impl BaselineCache {
             locks.entry(name.to_string()).or_default().clone()
         };
         lock.lock_owned().await
+    }
+
+    /// What `probe` prints (its output and exit status), run once per process and environment.
+    /// A probe that cannot run yields its error: still a stable part of the key.
+    pub(crate) async fn runner_version(&self, probe: &process::Spec) -> String {
+        let memo = format!("{}\0{:?}\0{:?}", probe.script, probe.env, probe.env_remove);
+        let cell = {
+            let mut versions = self.versions.lock().unwrap_or_else(|e| e.into_inner());
+            versions.entry(memo).or_default().clone()
+        };
+        cell.get_or_init(|| async {
+            match process::run(probe).await {
+                Ok(finished) => {
+                    let read = |p: &Path| std::fs::read(p).unwrap_or_default();
+                    let mut out = read(&probe.stdout);
+                    out.extend(read(&probe.stderr));
+                    format!(
+                        "{}\n{:?}",
+                        String::from_utf8_lossy(&out).trim(),
+                        finished.termination
+                    )
+                }
+                Err(e) => format!("probe failed to start: {e}"),
+            }
+        })
+        .await
+        .clone()
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -132,6 +167,7 @@ mod tests {
             env,
             setup_cmd: None,
             retries: 0,
+            runner_version: Some("pytest 8"),
         }
     }
 
@@ -149,6 +185,9 @@ mod tests {
         assert_ne!(base, BaselineCache::name(&k));
         let mut k = key(&ids, &[]);
         k.test_patch = None;
+        assert_ne!(base, BaselineCache::name(&k));
+        let mut k = key(&ids, &[]);
+        k.runner_version = Some("pytest 9");
         assert_ne!(base, BaselineCache::name(&k));
     }
 
@@ -168,5 +207,26 @@ mod tests {
         assert_eq!(cache.load("k").unwrap().info.attempts, 2);
         std::fs::write(cache.path("k"), "{not json").unwrap();
         assert!(cache.load("k").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_runner_version_is_probed_once_per_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = BaselineCache::new(dir.path());
+        let probe = |env: Vec<(String, String)>| process::Spec {
+            script: "echo \"$V\" >> count; wc -l < count".into(),
+            cwd: dir.path().to_path_buf(),
+            env,
+            env_remove: Vec::new(),
+            timeout: std::time::Duration::from_secs(10),
+            stdout: dir.path().join("out"),
+            stderr: dir.path().join("err"),
+        };
+        let one = vec![("V".to_string(), "1".to_string())];
+        let first = cache.runner_version(&probe(one.clone())).await;
+        assert_eq!(first, "1\nExited(0)");
+        assert_eq!(cache.runner_version(&probe(one)).await, first);
+        let two = vec![("V".to_string(), "2".to_string())];
+        assert_eq!(cache.runner_version(&probe(two)).await, "2\nExited(0)");
     }
 }

@@ -55,6 +55,16 @@ impl TestCommand {
     }
 }
 
+impl TestCommand {
+    /// The preset's version probe, when the command is the preset's own: a custom command may
+    /// run other tools, whose versions nothing here knows.
+    fn version_probe(&self) -> Option<&'static str> {
+        self.preset
+            .filter(|p| p.template() == self.template.as_str())
+            .map(Preset::version_probe)
+    }
+}
+
 /// Bad input: nothing was run, nothing is left behind.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
@@ -281,7 +291,7 @@ impl Check {
     }
 
     /// The cache entry's name for this plan's baseline.
-    fn cache_name(&self, plan: &Plan) -> String {
+    fn cache_name(&self, plan: &Plan, runner_version: Option<&str>) -> String {
         BaselineCache::name(&cache::Key {
             tree: plan.source.tree.to_string(),
             test_patch: self.test_patch.as_ref().map(|(_, t)| cache::hash(t)),
@@ -292,7 +302,54 @@ impl Check {
             env: &self.env,
             setup_cmd: self.setup_cmd.as_deref(),
             retries: self.retries,
+            runner_version,
         })
+    }
+
+    /// The baseline: skipped, read from the cache, or a prepared checkout to run (and to store,
+    /// holding the entry's lock so that one task's concurrent checks run it once).
+    async fn baseline_source(&self, plan: &Plan, root: &Arc<RunRoot>) -> BaselineSource {
+        if !self.baseline {
+            return BaselineSource::Skipped;
+        }
+        let mut store = None;
+        if let Some(cache) = &self.cache {
+            let version = match plan.command.version_probe() {
+                Some(script) => {
+                    let probe = process::Spec {
+                        script: script.to_string(),
+                        cwd: root.path().to_path_buf(),
+                        env: self.env_for(plan, root.path()).0,
+                        env_remove: Vec::new(),
+                        timeout: PROBE_TIMEOUT,
+                        stdout: root.path().join("version.stdout.log"),
+                        stderr: root.path().join("version.stderr.log"),
+                    };
+                    Some(cache.runner_version(&probe).await)
+                }
+                None => None,
+            };
+            let name = self.cache_name(plan, version.as_deref());
+            let guard = cache.lock(&name).await;
+            if let Some(entry) = cache.load(&name) {
+                return BaselineSource::Cached(entry);
+            }
+            store = Some(Store {
+                cache: cache.clone(),
+                name,
+                _guard: guard,
+            });
+        }
+        let (source, tp, dir) = (
+            plan.source.clone(),
+            plan.test_patch.clone(),
+            root.path().join("baseline"),
+        );
+        let prepared = blocking(root.clone(), move || {
+            prepare_baseline(&source, tp.as_ref(), &dir)
+        })
+        .await;
+        BaselineSource::Run { prepared, store }
     }
 
     async fn run_in(
@@ -303,17 +360,6 @@ impl Check {
         candidate: Patch,
         started: Instant,
     ) -> Verdict {
-        // Held from the lookup to the store, so one task's checks run its baseline once.
-        let cached = match (&self.cache, self.baseline) {
-            (Some(cache), true) => {
-                let name = self.cache_name(&plan);
-                let guard = cache.lock(&name).await;
-                let hit = cache.load(&name);
-                Some((cache, name, guard, hit))
-            }
-            _ => None,
-        };
-        let cache_hit = cached.as_ref().is_some_and(|(_, _, _, hit)| hit.is_some());
         let prepare_started = Instant::now();
         let cand_dir = root.path().join("candidate");
         let base_dir = root.path().join("baseline");
@@ -325,33 +371,22 @@ impl Check {
             );
             move || prepare_candidate(&source, &candidate, tp.as_ref(), &dir)
         });
-        let base = async {
-            if !self.baseline || cache_hit {
-                return None;
-            }
-            let (source, tp, dir) = (
-                plan.source.clone(),
-                plan.test_patch.clone(),
-                base_dir.clone(),
-            );
-            Some(
-                blocking(root.clone(), move || {
-                    prepare_baseline(&source, tp.as_ref(), &dir)
-                })
-                .await,
-            )
-        };
-        let (cand, base) = tokio::join!(cand, base);
+        let (cand, base) = tokio::join!(cand, self.baseline_source(&plan, root));
         draft.timings.prepare_ms = ms(prepare_started.elapsed());
 
         // A broken task (test patch or checkout failing at base) outranks anything the
         // candidate did: no verdict about the candidate means anything then.
-        let run_baseline = match base {
-            None => false,
-            Some(Ok(())) => true,
-            Some(Err(other)) => {
-                return draft.fail(Stage::Baseline, other.into_error(), started);
-            }
+        let (run_baseline, cached, store) = match base {
+            BaselineSource::Skipped => (false, None, None),
+            BaselineSource::Cached(entry) => (false, Some(entry), None),
+            BaselineSource::Run {
+                prepared: Ok(()),
+                store,
+            } => (true, None, store),
+            BaselineSource::Run {
+                prepared: Err(other),
+                ..
+            } => return draft.fail(Stage::Baseline, other.into_error(), started),
         };
         match cand {
             Ok(Candidate::Applied { overridden }) => draft.patch.overridden_files = overridden,
@@ -374,35 +409,35 @@ impl Check {
         draft.timings.test_ms = ms(test_started.elapsed());
         draft.runs.candidate = Some(cand_run.info);
         let base_run = match cached {
-            Some((_, _, _, Some(entry))) => Some(Execution {
+            Some(entry) => Some(Execution {
                 info: RunInfo {
                     cached: true,
                     ..entry.info
                 },
                 evidence: Ok(entry.evidence),
             }),
-            Some((cache, name, _guard, None)) => {
-                if let Some(Execution {
-                    info,
-                    evidence: Ok(evidence),
-                }) = &base_run
-                {
-                    let entry = cache::Entry {
-                        evidence: evidence.clone(),
-                        // Paths into this run's directory mean nothing to a later run.
-                        info: RunInfo {
-                            dir: None,
-                            reports: Vec::new(),
-                            ..info.clone()
-                        },
-                    };
-                    // A cache that cannot be written costs a rerun next time, nothing more.
-                    let _ = cache.store(&name, &entry);
-                }
-                base_run
-            }
             None => base_run,
         };
+        if let (
+            Some(store),
+            Some(Execution {
+                info,
+                evidence: Ok(evidence),
+            }),
+        ) = (store, &base_run)
+        {
+            let entry = cache::Entry {
+                evidence: evidence.clone(),
+                // Paths into this run's directory mean nothing to a later run.
+                info: RunInfo {
+                    dir: None,
+                    reports: Vec::new(),
+                    ..info.clone()
+                },
+            };
+            // A cache that cannot be written costs a rerun next time, nothing more.
+            let _ = store.cache.store(&store.name, &entry);
+        }
         draft.runs.baseline = base_run.as_ref().map(|r| r.info.clone());
 
         // A baseline that cannot be judged means the task, not the candidate, is in question.
@@ -788,6 +823,29 @@ struct Execution {
     info: RunInfo,
     evidence: Result<Evidence, (ErrorCause, String)>,
 }
+
+/// Where the baseline's evidence comes from.
+enum BaselineSource {
+    /// `--baseline skip`.
+    Skipped,
+    /// A stored run of the same task.
+    Cached(cache::Entry),
+    /// A checkout to run the tests in, and the cache entry to store the result as.
+    Run {
+        prepared: Result<(), Prep>,
+        store: Option<Store>,
+    },
+}
+
+/// A cache entry to fill, locked until it is.
+struct Store {
+    cache: Arc<BaselineCache>,
+    name: String,
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+/// How long a runner's version probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The candidate checkout, prepared. A candidate that does not apply is an outcome
 /// (`patch-failed`), not a failure to prepare.

@@ -192,10 +192,13 @@ struct TaskArgs {
     /// Keep the checkouts and logs under DIR.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
-    /// Read the baseline from (and store it in) the cache in DIR, so that repeated checks of
-    /// one task run it once.
+    /// Baseline cache: repeated checks of one task run its baseline once [default:
+    /// $XDG_CACHE_HOME/patchgrade, else ~/.cache/patchgrade]
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+    /// Run the baseline even when the cache holds it, and store nothing.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
 }
 
 #[tokio::main]
@@ -437,7 +440,13 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     if let Some(dir) = args.keep {
         check = check.keep(dir);
     }
-    if let Some(dir) = args.cache_dir {
+    let cache_dir = match args.no_cache {
+        true => None,
+        false => args
+            .cache_dir
+            .or_else(patchgrade::BaselineCache::default_dir),
+    };
+    if let Some(dir) = cache_dir {
         check = check.baseline_cache(std::sync::Arc::new(patchgrade::BaselineCache::new(dir)));
     }
     if let Some(id) = task.instance_id {

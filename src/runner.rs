@@ -119,6 +119,24 @@ impl Preset {
         }
     }
 
+    /// A command printing the versions of the toolchain the preset runs, for the baseline
+    /// cache's key. The project's own pins (a lock file, `rust-toolchain.toml`, `./mvnw`) are in
+    /// the base tree, which the key holds already; this sees the tools the machine provides.
+    pub fn version_probe(self) -> &'static str {
+        match self {
+            Preset::Pytest | Preset::Unittest => {
+                "python -c 'import sys, pytest; print(sys.executable, sys.version, pytest.__version__)'"
+            }
+            Preset::Nextest => "rustc -vV && cargo nextest --version",
+            Preset::Go => "GOTOOLCHAIN=local go version && gotestsum --version",
+            Preset::Jest | Preset::Vitest | Preset::Mocha | Preset::Node => "node --version",
+            Preset::Ctest => "cmake --version && c++ --version",
+            Preset::Phpunit => "php --version && phpunit --version",
+            Preset::Maven => "mvn --version",
+            Preset::Gradle => "gradle --version --no-daemon",
+        }
+    }
+
     /// How the preset's ids map to testcases.
     pub fn id_syntax(self) -> IdSyntax {
         match self {

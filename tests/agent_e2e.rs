@@ -210,6 +210,7 @@ impl Client {
             .args(["mcp", "--task", &task(), "--repo", "."])
             .args(extra)
             .env("TMPDIR", &f.tmp)
+            .env("XDG_CACHE_HOME", f.cache_home())
             .current_dir(&f.repo)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

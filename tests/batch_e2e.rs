@@ -8,6 +8,7 @@ use common::{Fixture, example, processes_with};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 const F2P: [&str; 2] = [
     "tests/test_errors.py::test_divide_by_zero_raises",
@@ -555,4 +556,89 @@ fn check_reads_the_baseline_from_the_cache_when_the_task_is_the_same() {
     // Other ids are another baseline.
     let fourth = check("resolved", &P2P[..2]);
     assert_eq!(fourth["runs"]["baseline"].get("cached"), None);
+}
+
+/// `check` caches by default in the user's cache directory; `--no-cache` runs the baseline
+/// and stores nothing; a toolchain that reports another version is another baseline.
+#[test]
+fn check_caches_by_default_and_sees_a_changed_toolchain() {
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let patch = example("patches/regression.diff");
+    let tp = example("patches/hidden-tests.diff");
+    let check = |extra: &[&str], path: Option<&std::ffi::OsStr>| -> Value {
+        let mut args = vec![
+            "check",
+            "--runner",
+            "pytest",
+            "--format",
+            "json",
+            "--test-patch",
+            tp.to_str().unwrap(),
+            "--patch",
+            patch.to_str().unwrap(),
+        ];
+        for id in F2P {
+            args.extend(["--f2p", id]);
+        }
+        for id in P2P {
+            args.extend(["--p2p", id]);
+        }
+        args.extend(extra);
+        let mut c = f.command(&args);
+        if let Some(path) = path {
+            c.env("PATH", path);
+        }
+        let out = c.output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        })
+    };
+    let cached = |v: &Value| v["runs"]["baseline"]["cached"].as_bool().unwrap_or(false);
+    let first = check(&[], None);
+    assert_eq!(first["outcome"], "regression");
+    assert!(!cached(&first));
+    let entries = f.cache_home().join("patchgrade/baseline-v1");
+    assert_eq!(std::fs::read_dir(&entries).unwrap().count(), 1);
+    let second = check(&[], None);
+    assert!(cached(&second));
+    assert_eq!(second["outcome"], first["outcome"]);
+    let skipped = check(&["--no-cache"], None);
+    assert!(!cached(&skipped));
+    assert_eq!(skipped["outcome"], first["outcome"]);
+    assert_eq!(std::fs::read_dir(&entries).unwrap().count(), 1);
+
+    // A `python` that reports something else first on PATH: the same task, another toolchain.
+    let bin = f.scratch.join("other-toolchain");
+    std::fs::create_dir_all(&bin).unwrap();
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v python"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let wrapper = bin.join("python");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = -c ] && echo 'python 9.9 from another toolchain'\nexec {} \"$@\"\n",
+            real.trim()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let other = check(&[], Some(&path));
+    assert!(!cached(&other), "{other:#}");
+    assert_eq!(other["outcome"], first["outcome"]);
+    assert_eq!(std::fs::read_dir(&entries).unwrap().count(), 2);
+    assert!(cached(&check(&[], Some(&path))));
+    f.assert_untouched(&before);
 }

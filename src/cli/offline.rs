@@ -41,6 +41,9 @@ pub struct BatchArgs {
     /// Baseline cache [default: OUT/cache]
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+    /// Run every baseline, and store none.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
     #[command(
         flatten,
         next_help_heading = "For tasks that set none (nor their config entry)"
@@ -114,9 +117,11 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
         jobs: args.jobs.unwrap_or(cores),
         resume: args.resume,
         retry_errors: args.retry_errors,
-        cache: Arc::new(BaselineCache::new(
-            args.cache_dir.unwrap_or_else(|| args.out.join("cache")),
-        )),
+        cache: (!args.no_cache).then(|| {
+            Arc::new(BaselineCache::new(
+                args.cache_dir.unwrap_or_else(|| args.out.join("cache")),
+            ))
+        }),
         defaults: Defaults {
             runner: args.command.runner,
             test_cmd: args.command.test_cmd,

@@ -138,6 +138,12 @@ impl Fixture {
         std::fs::write(p, content).expect("write");
     }
 
+    /// The user's cache directory of the patchgrade this fixture runs: `check` caches
+    /// baselines there by default.
+    pub fn cache_home(&self) -> PathBuf {
+        self.scratch.join("xdg-cache")
+    }
+
     /// A file outside the repository (patches, task files).
     pub fn scratch_file(&self, name: &str, content: &str) -> PathBuf {
         let p = self.scratch.join(name);
@@ -149,6 +155,7 @@ impl Fixture {
         let mut c = Command::new(BIN);
         c.args(args)
             .env("TMPDIR", &self.tmp)
+            .env("XDG_CACHE_HOME", self.cache_home())
             .current_dir(&self.repo);
         c
     }
