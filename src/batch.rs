@@ -143,6 +143,8 @@ pub struct Options {
     pub retry_errors: bool,
     /// Where baselines are kept.
     pub cache: Option<Arc<BaselineCache>>,
+    /// Reusable checkouts, when set.
+    pub pool: Option<crate::pool::WorkdirPool>,
     /// For tasks that do not say.
     pub defaults: Defaults,
 }
@@ -356,6 +358,9 @@ fn build_check(job: &Job, options: &Options, logs: &Path) -> Result<Check, Strin
         .logs(logs);
     if let Some(cache) = &options.cache {
         check = check.baseline_cache(cache.clone());
+    }
+    if let Some(pool) = &options.pool {
+        check = check.workdir_pool(pool.clone());
     }
     match (&task.test_patch, &task.test_patch_file) {
         (Some(text), _) => check = check.test_patch("test_patch", text.clone()),

@@ -7,6 +7,7 @@ use crate::ids::IdSyntax;
 use crate::junit::{JunitError, Report};
 use crate::outcome::Outcome;
 use crate::patch::{Patch, PatchError};
+use crate::pool::{self, WorkdirPool};
 use crate::process::{self, Termination};
 use crate::runner::{self, MissingJunit, Preset, Template};
 use crate::verdict::*;
@@ -141,6 +142,7 @@ pub struct Check {
     instance_id: Option<String>,
     retries: usize,
     cache: Option<Arc<BaselineCache>>,
+    pool: Option<WorkdirPool>,
     logs: Option<PathBuf>,
 }
 
@@ -163,6 +165,7 @@ impl Check {
             instance_id: None,
             retries: 0,
             cache: None,
+            pool: None,
             logs: None,
         }
     }
@@ -259,6 +262,13 @@ impl Check {
         self
     }
 
+    /// Take the checkouts from this pool, and leave them there for the next run, instead of
+    /// making fresh ones and removing them.
+    pub fn workdir_pool(mut self, pool: WorkdirPool) -> Check {
+        self.pool = Some(pool);
+        self
+    }
+
     /// Copy the runs' logs (the last [`LOG_TAIL`] bytes of each) into this directory, as
     /// `candidate-test.stdout.log` and so on, before the checkouts are removed.
     pub fn logs(mut self, dir: impl Into<PathBuf>) -> Check {
@@ -340,13 +350,14 @@ impl Check {
                 _guard: guard,
             });
         }
-        let (source, tp, dir) = (
+        let (source, tp, dir, pool) = (
             plan.source.clone(),
             plan.test_patch.clone(),
             root.path().join("baseline"),
+            self.pool.clone(),
         );
         let prepared = blocking(root.clone(), move || {
-            prepare_baseline(&source, tp.as_ref(), &dir)
+            prepare_baseline(&source, tp.as_ref(), &dir, pool.as_ref())
         })
         .await;
         BaselineSource::Run { prepared, store }
@@ -364,48 +375,56 @@ impl Check {
         let cand_dir = root.path().join("candidate");
         let base_dir = root.path().join("baseline");
         let cand = blocking(root.clone(), {
-            let (source, tp, dir) = (
+            let (source, tp, dir, pool) = (
                 plan.source.clone(),
                 plan.test_patch.clone(),
                 cand_dir.clone(),
+                self.pool.clone(),
             );
-            move || prepare_candidate(&source, &candidate, tp.as_ref(), &dir)
+            move || prepare_candidate(&source, &candidate, tp.as_ref(), &dir, pool.as_ref())
         });
         let (cand, base) = tokio::join!(cand, self.baseline_source(&plan, root));
         draft.timings.prepare_ms = ms(prepare_started.elapsed());
 
         // A broken task (test patch or checkout failing at base) outranks anything the
         // candidate did: no verdict about the candidate means anything then.
-        let (run_baseline, cached, store) = match base {
-            BaselineSource::Skipped => (false, None, None),
-            BaselineSource::Cached(entry) => (false, Some(entry), None),
+        let (base_checkout, cached, store) = match base {
+            BaselineSource::Skipped => (None, None, None),
+            BaselineSource::Cached(entry) => (None, Some(entry), None),
             BaselineSource::Run {
-                prepared: Ok(()),
+                prepared: Ok(prepared),
                 store,
-            } => (true, None, store),
+            } => (Some(prepared), None, store),
             BaselineSource::Run {
                 prepared: Err(other),
                 ..
             } => return draft.fail(Stage::Baseline, other.into_error(), started),
         };
-        match cand {
-            Ok(Candidate::Applied { overridden }) => draft.patch.overridden_files = overridden,
+        let cand_checkout = match cand {
+            Ok(Candidate::Applied {
+                overridden,
+                prepared,
+            }) => {
+                draft.patch.overridden_files = overridden;
+                prepared
+            }
             Ok(Candidate::Rejected(failure)) => {
                 draft.patch.apply_failure = Some(failure);
                 return draft.finish(Outcome::PatchFailed, None, None, started);
             }
             Err(other) => return draft.fail(Stage::Candidate, other.into_error(), started),
-        }
+        };
 
         let test_started = Instant::now();
         let keep = self.keep.is_some();
-        let (cand_run, base_run) = tokio::join!(self.execute(&plan, &cand_dir, keep), async {
-            if run_baseline {
-                Some(self.execute(&plan, &base_dir, keep).await)
-            } else {
-                None
-            }
-        });
+        let cand_work = &cand_checkout.workdir;
+        let (cand_run, base_run) =
+            tokio::join!(self.execute(&plan, &cand_dir, cand_work, keep), async {
+                match &base_checkout {
+                    Some(base) => Some(self.execute(&plan, &base_dir, &base.workdir, keep).await),
+                    None => None,
+                }
+            });
         draft.timings.test_ms = ms(test_started.elapsed());
         draft.runs.candidate = Some(cand_run.info);
         let base_run = match cached {
@@ -470,7 +489,7 @@ impl Check {
                 .filter(|f| !draft.patch.overridden_files.contains(f))
                 .cloned()
                 .collect();
-            if runner::patched_python_imported(&cand_dir.join("work"), &files) == Some(false) {
+            if runner::patched_python_imported(cand_work, &files) == Some(false) {
                 draft.warnings.push(Warning {
                     kind: WarningKind::PatchedCodeNotImported,
                     message: "none of the patched Python files was imported from the checkout \
@@ -525,8 +544,8 @@ impl Check {
     /// Setup, then the tests, in one prepared checkout: a first attempt (again without the ids
     /// the runner refused, if it refused some), then `--retries` rounds of the tests that did
     /// not pass.
-    async fn execute(&self, plan: &Plan, dir: &Path, keep: bool) -> Execution {
-        let workdir = dir.join("work");
+    async fn execute(&self, plan: &Plan, dir: &Path, workdir: &Path, keep: bool) -> Execution {
+        let workdir = workdir.to_path_buf();
         let started = Instant::now();
         let mut info = RunInfo {
             dir: keep.then(|| dir.to_path_buf()),
@@ -832,7 +851,7 @@ enum BaselineSource {
     Cached(cache::Entry),
     /// A checkout to run the tests in, and the cache entry to store the result as.
     Run {
-        prepared: Result<(), Prep>,
+        prepared: Result<Prepared, Prep>,
         store: Option<Store>,
     },
 }
@@ -851,7 +870,10 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// (`patch-failed`), not a failure to prepare.
 enum Candidate {
     /// Applied; these candidate edits were replaced by the test patch's files.
-    Applied { overridden: Vec<String> },
+    Applied {
+        overridden: Vec<String>,
+        prepared: Prepared,
+    },
     /// Did not apply.
     Rejected(ApplyFailure),
 }
@@ -881,14 +903,16 @@ fn prepare_candidate(
     candidate: &Patch,
     test_patch: Option<&Patch>,
     dir: &Path,
+    pool: Option<&WorkdirPool>,
 ) -> Result<Candidate, Prep> {
-    let checkout = create_checkout(source, dir)?;
+    let (checkout, prepared) = create_checkout(source, dir, pool)?;
     if let Err(failure) = checkout.apply(candidate) {
         return Ok(Candidate::Rejected(failure));
     }
     let Some(tp) = test_patch else {
         return Ok(Candidate::Applied {
             overridden: Vec::new(),
+            prepared,
         });
     };
     // The hidden tests win: every file they touch goes back to base before they apply.
@@ -902,20 +926,53 @@ fn prepare_candidate(
         .restore(tp.files())
         .map_err(|e| Prep::Checkout(e.to_string()))?;
     checkout.apply(tp).map_err(Prep::TestPatch)?;
-    Ok(Candidate::Applied { overridden })
+    Ok(Candidate::Applied {
+        overridden,
+        prepared,
+    })
 }
 
-fn prepare_baseline(source: &Source, test_patch: Option<&Patch>, dir: &Path) -> Result<(), Prep> {
-    let checkout = create_checkout(source, dir)?;
+fn prepare_baseline(
+    source: &Source,
+    test_patch: Option<&Patch>,
+    dir: &Path,
+    pool: Option<&WorkdirPool>,
+) -> Result<Prepared, Prep> {
+    let (checkout, prepared) = create_checkout(source, dir, pool)?;
     if let Some(tp) = test_patch {
         checkout.apply(tp).map_err(Prep::TestPatch)?;
     }
-    Ok(())
+    Ok(prepared)
 }
 
-fn create_checkout(source: &Source, dir: &Path) -> Result<Checkout, Prep> {
+/// A checkout ready for its tests: where it is, and the pool slot it holds, if any.
+struct Prepared {
+    workdir: PathBuf,
+    _lease: Option<pool::Lease>,
+}
+
+/// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
+/// pool.
+fn create_checkout(
+    source: &Source,
+    dir: &Path,
+    pool: Option<&WorkdirPool>,
+) -> Result<(Checkout, Prepared), Prep> {
     std::fs::create_dir_all(dir).map_err(|e| Prep::Checkout(format!("{}: {e}", dir.display())))?;
-    Checkout::create(source, &dir.join("work")).map_err(|e| Prep::Checkout(e.to_string()))
+    let (checkout, lease) = match pool {
+        Some(pool) => pool
+            .acquire(source)
+            .map(|(c, lease)| (c, Some(lease)))
+            .map_err(|e| Prep::Checkout(e.to_string()))?,
+        None => Checkout::create(source, &dir.join("work"))
+            .map(|c| (c, None))
+            .map_err(|e| Prep::Checkout(e.to_string()))?,
+    };
+    let prepared = Prepared {
+        workdir: checkout.workdir().to_path_buf(),
+        _lease: lease,
+    };
+    Ok((checkout, prepared))
 }
 
 /// Run blocking checkout work off the async threads. The closure holds the run root alive, so

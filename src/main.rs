@@ -199,6 +199,10 @@ struct TaskArgs {
     /// Run the baseline even when the cache holds it, and store nothing.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
+    /// Keep checkouts in DIR between runs and reset one before each use, instead of making a
+    /// fresh checkout each time (ignored build output stays).
+    #[arg(long, value_name = "DIR")]
+    workdir_pool: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -448,6 +452,9 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     };
     if let Some(dir) = cache_dir {
         check = check.baseline_cache(std::sync::Arc::new(patchgrade::BaselineCache::new(dir)));
+    }
+    if let Some(dir) = args.workdir_pool {
+        check = check.workdir_pool(patchgrade::WorkdirPool::new(dir));
     }
     if let Some(id) = task.instance_id {
         check = check.instance_id(id);

@@ -48,6 +48,11 @@ pub enum SourceError {
 }
 
 impl Source {
+    /// The object directory checkouts borrow.
+    pub fn objects_dir(&self) -> &Path {
+        &self.objects_dir
+    }
+
     /// Open the repository at (or above) `path` and resolve `rev` to a commit.
     pub fn resolve(path: &Path, rev: &str) -> Result<Source, SourceError> {
         let repo = Repository::discover(path).map_err(|e| SourceError::NotARepository {
@@ -145,6 +150,60 @@ impl Checkout {
         })
     }
 
+    /// Reset an earlier checkout of the same repository in `workdir` to the base commit, for
+    /// reuse: the paths earlier patches touched are put back first (so an ignored path a patch
+    /// wrote does not survive, and `.gitignore` is the base's when the rest is judged), then a
+    /// forced checkout rewrites the files that differ and removes untracked files, keeping
+    /// ignored ones (build output, `node_modules`, `__pycache__`).
+    pub fn reuse(source: &Source, workdir: &Path) -> Result<Checkout, CheckoutError> {
+        let fail = |reason: String| CheckoutError {
+            dir: workdir.to_path_buf(),
+            reason,
+        };
+        let repo = Repository::open(workdir).map_err(|e| fail(e.message().to_string()))?;
+        let checkout = Checkout {
+            repo,
+            workdir: workdir.to_path_buf(),
+            commit: source.commit,
+        };
+        let touched = checkout.touched_file();
+        let paths: Vec<String> = match fs::read_to_string(&touched) {
+            Ok(text) => text
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(fail(format!("{}: {e}", touched.display()))),
+        };
+        checkout.restore(&paths)?;
+        {
+            let commit = checkout
+                .repo
+                .find_commit(source.commit)
+                .map_err(|e| fail(e.message().to_string()))?;
+            let mut opts = git2::build::CheckoutBuilder::new();
+            opts.force().remove_untracked(true);
+            checkout
+                .repo
+                .checkout_tree(commit.as_object(), Some(&mut opts))
+                .and_then(|()| checkout.repo.set_head_detached(commit.id()))
+                .map_err(|e| fail(e.message().to_string()))?;
+        }
+        match fs::remove_file(&touched) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(fail(format!("{}: {e}", touched.display())))
+            }
+            _ => Ok(checkout),
+        }
+    }
+
+    /// Where the paths patches touched are recorded, for [`Checkout::reuse`]. Written before
+    /// a patch applies, so a run killed halfway is still reset whole.
+    fn touched_file(&self) -> PathBuf {
+        self.repo.path().join("patchgrade-touched")
+    }
+
     /// The checkout's root.
     pub fn workdir(&self) -> &Path {
         &self.workdir
@@ -161,6 +220,11 @@ impl Checkout {
         if let Some(refused) = self.through_symlink(&diff) {
             return Err(refused);
         }
+        self.record_touched(patch).map_err(|e| ApplyFailure {
+            file: None,
+            hunk: None,
+            message: format!("cannot record the patch's paths in the checkout: {e}"),
+        })?;
         let file = RefCell::new(None::<String>);
         let hunk = RefCell::new(None::<String>);
         let mut opts = ApplyOptions::new();
@@ -194,6 +258,21 @@ impl Checkout {
             hunk: hunk.into_inner(),
             message: e.message().to_string(),
         })
+    }
+
+    fn record_touched(&self, patch: &Patch) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.touched_file())?;
+        // NUL-separated: a path may hold a newline, never a NUL.
+        let mut record = Vec::new();
+        for path in patch.files() {
+            record.extend_from_slice(path.as_bytes());
+            record.push(0);
+        }
+        file.write_all(&record)
     }
 
     /// A path of the patch that goes through a symbolic link, in the work tree or created by

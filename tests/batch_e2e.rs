@@ -10,18 +10,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const F2P: [&str; 2] = [
-    "tests/test_errors.py::test_divide_by_zero_raises",
-    "tests/test_errors.py::test_mean_of_nothing_raises",
-];
-const P2P: [&str; 6] = [
-    "tests/test_calc.py::test_add",
-    "tests/test_calc.py::test_sub",
-    "tests/test_calc.py::test_mul",
-    "tests/test_calc.py::test_divide",
-    "tests/test_calc.py::test_mean",
-    "tests/test_calc.py::test_platform_quirk",
-];
+use common::{CALC_F2P as F2P, CALC_P2P as P2P};
+
 /// The example's patches, each named after the outcome it is built to reach.
 const PATCHES: [&str; 8] = [
     "resolved",
@@ -564,28 +554,9 @@ fn check_reads_the_baseline_from_the_cache_when_the_task_is_the_same() {
 fn check_caches_by_default_and_sees_a_changed_toolchain() {
     let f = Fixture::calc();
     let before = f.snapshot();
-    let patch = example("patches/regression.diff");
-    let tp = example("patches/hidden-tests.diff");
     let check = |extra: &[&str], path: Option<&std::ffi::OsStr>| -> Value {
-        let mut args = vec![
-            "check",
-            "--runner",
-            "pytest",
-            "--format",
-            "json",
-            "--test-patch",
-            tp.to_str().unwrap(),
-            "--patch",
-            patch.to_str().unwrap(),
-        ];
-        for id in F2P {
-            args.extend(["--f2p", id]);
-        }
-        for id in P2P {
-            args.extend(["--p2p", id]);
-        }
-        args.extend(extra);
-        let mut c = f.command(&args);
+        let args = common::calc_check_args("regression", extra);
+        let mut c = f.command(&common::strs(&args));
         if let Some(path) = path {
             c.env("PATH", path);
         }

@@ -44,6 +44,9 @@ pub struct BatchArgs {
     /// Run every baseline, and store none.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
+    /// Keep checkouts in DIR between tasks and reset one before each use (see `check`).
+    #[arg(long, value_name = "DIR")]
+    workdir_pool: Option<PathBuf>,
     #[command(
         flatten,
         next_help_heading = "For tasks that set none (nor their config entry)"
@@ -117,6 +120,7 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
         jobs: args.jobs.unwrap_or(cores),
         resume: args.resume,
         retry_errors: args.retry_errors,
+        pool: args.workdir_pool.map(patchgrade::WorkdirPool::new),
         cache: (!args.no_cache).then(|| {
             Arc::new(BaselineCache::new(
                 args.cache_dir.unwrap_or_else(|| args.out.join("cache")),

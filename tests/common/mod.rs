@@ -343,3 +343,43 @@ pub fn graded<'a>(v: &'a Value, id: &str) -> &'a Value {
 pub fn warning<'a>(v: &'a Value, kind: &str) -> Option<&'a Value> {
     v["warnings"].as_array()?.iter().find(|w| w["kind"] == kind)
 }
+
+/// The bundled example's fail-to-pass tests (added by its hidden test patch).
+pub const CALC_F2P: [&str; 2] = [
+    "tests/test_errors.py::test_divide_by_zero_raises",
+    "tests/test_errors.py::test_mean_of_nothing_raises",
+];
+/// The bundled example's pass-to-pass tests.
+pub const CALC_P2P: [&str; 6] = [
+    "tests/test_calc.py::test_add",
+    "tests/test_calc.py::test_sub",
+    "tests/test_calc.py::test_mul",
+    "tests/test_calc.py::test_divide",
+    "tests/test_calc.py::test_mean",
+    "tests/test_calc.py::test_platform_quirk",
+];
+
+/// `check --format json` of one of the example's patches with its hidden tests and every id,
+/// then `extra`.
+pub fn calc_check_args(patch: &str, extra: &[&str]) -> Vec<String> {
+    let patch = example(&format!("patches/{patch}.diff"));
+    let tp = example("patches/hidden-tests.diff");
+    let mut args: Vec<String> = ["check", "--runner", "pytest", "--format", "json"]
+        .map(String::from)
+        .to_vec();
+    args.extend(["--test-patch".into(), tp.display().to_string()]);
+    args.extend(["--patch".into(), patch.display().to_string()]);
+    for id in CALC_F2P {
+        args.extend(["--f2p".into(), id.into()]);
+    }
+    for id in CALC_P2P {
+        args.extend(["--p2p".into(), id.into()]);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+/// Borrow a list of arguments as `&str`s.
+pub fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
