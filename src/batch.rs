@@ -291,18 +291,8 @@ pub fn write_result(path: &Path, verdict: &Verdict) -> Result<(), BatchError> {
         path: path.to_path_buf(),
         source,
     };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".partial-")
-        .tempfile_in(dir)
-        .map_err(fail)?;
-    let json = crate::report::json(verdict);
-    std::io::Write::write_all(&mut tmp, json.as_bytes())
-        .and_then(|()| std::io::Write::write_all(&mut tmp, b"\n"))
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    let json = format!("{}\n", crate::report::json(verdict));
+    crate::atomic::write(path, json.as_bytes()).map_err(fail)
 }
 
 /// Grade one job; whatever goes wrong becomes its verdict.

@@ -137,10 +137,7 @@ impl BaselineCache {
         let path = self.path(name);
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        serde_json::to_writer(&mut tmp, entry)?;
-        tmp.persist(&path).map_err(|e| e.error)?;
-        Ok(())
+        crate::atomic::write(&path, &serde_json::to_vec(entry)?)
     }
 }
 

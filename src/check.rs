@@ -669,8 +669,10 @@ struct Attempt {
 }
 
 impl Attempt {
+    /// The end of both logs, where runners say which ids they refused.
     fn output(&self) -> String {
-        let read = |p: &Path| std::fs::read(p).map(|b| tail_bytes(&b)).unwrap_or_default();
+        const MAX: u64 = 256 * 1024;
+        let read = |p: &Path| String::from_utf8_lossy(&process::tail(p, MAX)).into_owned();
         format!("{}\n{}", read(&self.spec.stdout), read(&self.spec.stderr))
     }
 
@@ -689,12 +691,6 @@ impl Attempt {
             ),
         )
     }
-}
-
-/// The last 256 KiB of a log, where runners write their errors.
-fn tail_bytes(bytes: &[u8]) -> String {
-    const MAX: usize = 256 * 1024;
-    String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(MAX)..]).into_owned()
 }
 
 impl Attempts<'_> {
@@ -1038,7 +1034,6 @@ pub const LOG_TAIL: u64 = 1024 * 1024;
 /// Copy each run's logs (their tails) out of the run directory; best effort, as logs are an
 /// aid and never part of the verdict.
 fn copy_logs(root: &Path, to: &Path) {
-    use std::io::{Read, Seek, SeekFrom};
     let _ = std::fs::create_dir_all(to);
     for run in ["candidate", "baseline"] {
         let Ok(entries) = std::fs::read_dir(root.join(run)) else {
@@ -1047,16 +1042,8 @@ fn copy_logs(root: &Path, to: &Path) {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if !name.ends_with(".log") {
-                continue;
-            }
-            let Ok(mut file) = std::fs::File::open(entry.path()) else {
-                continue;
-            };
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            let _ = file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL)));
-            let mut tail = Vec::new();
-            if file.read_to_end(&mut tail).is_ok() {
+            if name.ends_with(".log") {
+                let tail = process::tail(&entry.path(), LOG_TAIL);
                 let _ = std::fs::write(to.join(format!("{run}-{name}")), tail);
             }
         }
@@ -1092,16 +1079,10 @@ fn explain(
 /// The last lines of a command's stderr (or stdout when stderr is empty), for error messages.
 fn log_tail(spec: &process::Spec) -> String {
     const MAX: u64 = 2000;
-    let read = |path: &Path| -> String {
-        use std::io::{Read, Seek, SeekFrom};
-        let Ok(mut f) = std::fs::File::open(path) else {
-            return String::new();
-        };
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        let _ = f.seek(SeekFrom::Start(len.saturating_sub(MAX)));
-        let mut buf = Vec::new();
-        let _ = f.take(MAX).read_to_end(&mut buf);
-        String::from_utf8_lossy(&buf).trim().to_string()
+    let read = |path: &Path| {
+        String::from_utf8_lossy(&process::tail(path, MAX))
+            .trim()
+            .to_string()
     };
     let err = read(&spec.stderr);
     let text = if err.is_empty() {

@@ -5,6 +5,7 @@
 //!
 //! The pipeline is [`Check`] → [`Verdict`]; the binary is a thin layer over it.
 
+pub mod atomic;
 pub mod batch;
 pub mod cache;
 pub mod check;

@@ -356,10 +356,14 @@ fn emit(verdict: Result<Verdict>, output: &OutputArgs) -> ExitCode {
     if output.redact_f2p {
         verdict.redact_f2p();
     }
-    match output.format {
-        Format::Human => print!("{}", report::human(&verdict)),
-        Format::Json => println!("{}", report::json(&verdict)),
-        Format::Feedback => print!("{}", report::feedback(&verdict, output.max_bytes)),
+    let text = match output.format {
+        Format::Human => report::human(&verdict),
+        Format::Json => format!("{}\n", report::json(&verdict)),
+        Format::Feedback => report::feedback(&verdict, output.max_bytes),
+    };
+    if let Err(e) = cli::stdout(&text) {
+        eprintln!("patchgrade: error: {e:#}");
+        return ExitCode::from(EXIT_USAGE);
     }
     if let Some(Err(e)) = output
         .junit_out
@@ -384,7 +388,8 @@ fn exit_code(verdict: &Verdict, accept: &[Outcome]) -> u8 {
 
 fn write_junit(verdict: &Verdict, path: &Path) -> Result<()> {
     let xml = report::junit(verdict).context("cannot render the JUnit report")?;
-    std::fs::write(path, xml).with_context(|| format!("{}: cannot write", path.display()))
+    patchgrade::atomic::write(path, xml.as_bytes())
+        .with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// Merge the task file and the flags (flags win) into a check without its patch, and the task

@@ -11,6 +11,15 @@ use std::time::{Duration, Instant};
 
 /// How long a timed-out group gets between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(3);
+/// Bytes of each stream written to its log from the start.
+pub const LOG_HEAD: usize = 4 << 20;
+/// Bytes of each stream kept from the end, past [`LOG_HEAD`]: a command that floods its
+/// output costs this much memory and `LOG_HEAD + LOG_END` bytes of disk, however much it
+/// writes; the end is where runners put their summary and errors.
+pub const LOG_END: usize = 4 << 20;
+/// How long the logs may take to drain once the group is gone (a process that left the group
+/// can hold a pipe open forever).
+const DRAIN: Duration = Duration::from_secs(2);
 
 /// A shell command to run.
 #[derive(Debug, Clone)]
@@ -25,9 +34,9 @@ pub struct Spec {
     pub env_remove: Vec<String>,
     /// Wall-clock limit.
     pub timeout: Duration,
-    /// Where stdout goes.
+    /// Where stdout goes (capped: see [`LOG_HEAD`] and [`LOG_END`]).
     pub stdout: PathBuf,
-    /// Where stderr goes.
+    /// Where stderr goes (capped the same way).
     pub stderr: PathBuf,
 }
 
@@ -82,16 +91,16 @@ impl Drop for GroupGuard {
 
 /// Run a command to completion or timeout. `Err` only when it could not be started.
 pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
-    let stdout = File::create(&spec.stdout)?;
-    let stderr = File::create(&spec.stderr)?;
+    let stdout = tokio::fs::File::from_std(File::create(&spec.stdout)?);
+    let stderr = tokio::fs::File::from_std(File::create(&spec.stderr)?);
     let mut command = tokio::process::Command::new("sh");
     command
         .arg("-c")
         .arg(&spec.script)
         .current_dir(&spec.cwd)
         .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
     for key in &spec.env_remove {
@@ -106,6 +115,16 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
         ));
     };
     let group = GroupGuard(Pid::from_raw(pid as i32));
+    let logs = [
+        child
+            .stdout
+            .take()
+            .map(|pipe| tokio::spawn(capture(pipe, stdout))),
+        child
+            .stderr
+            .take()
+            .map(|pipe| tokio::spawn(capture(pipe, stderr))),
+    ];
 
     let termination = match tokio::time::timeout(spec.timeout, child.wait()).await {
         Ok(status) => {
@@ -128,8 +147,65 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
     };
     // Background processes the command left running die with it.
     group.reap().await;
+    for log in logs.into_iter().flatten() {
+        let abort = log.abort_handle();
+        if tokio::time::timeout(DRAIN, log).await.is_err() {
+            abort.abort();
+        }
+    }
     Ok(Finished {
         termination,
         duration: started.elapsed(),
     })
+}
+
+/// The last `max` bytes of a file (empty when it cannot be read): logs are read from the end,
+/// never whole.
+pub fn tail(path: &std::path::Path, max: u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = File::open(path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut buf = Vec::new();
+    if file.seek(SeekFrom::Start(len.saturating_sub(max))).is_ok() {
+        let _ = file.take(max).read_to_end(&mut buf);
+    }
+    buf
+}
+
+/// Copy a stream to its log: the first [`LOG_HEAD`] bytes, then (if there was more) a line
+/// saying how much was left out, then the last [`LOG_END`] bytes.
+async fn capture(
+    mut pipe: impl tokio::io::AsyncRead + Unpin,
+    mut log: tokio::fs::File,
+) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut written = 0usize;
+    let mut tail = std::collections::VecDeque::new();
+    let mut omitted = 0u64;
+    loop {
+        let n = pipe.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        let head = n.min(LOG_HEAD - written);
+        log.write_all(&buf[..head]).await?;
+        written += head;
+        tail.extend(&buf[head..n]);
+        if tail.len() > LOG_END {
+            let excess = tail.len() - LOG_END;
+            tail.drain(..excess);
+            omitted += excess as u64;
+        }
+    }
+    if omitted > 0 {
+        let note = format!("\n[patchgrade: {omitted} bytes of output left out here]\n");
+        log.write_all(note.as_bytes()).await?;
+    }
+    let (a, b) = tail.as_slices();
+    log.write_all(a).await?;
+    log.write_all(b).await?;
+    log.flush().await
 }

@@ -10,19 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{CALC_F2P as F2P, CALC_P2P as P2P};
-
-/// The example's patches, each named after the outcome it is built to reach.
-const PATCHES: [&str; 8] = [
-    "resolved",
-    "breaking-resolved",
-    "partially-resolved",
-    "work-in-progress",
-    "no-op",
-    "regression",
-    "empty",
-    "patch-failed",
-];
+use common::{CALC_F2P as F2P, CALC_P2P as P2P, CALC_PATCHES as PATCHES};
 
 fn patch(name: &str) -> String {
     std::fs::read_to_string(example(&format!("patches/{name}.diff"))).expect("example patch")

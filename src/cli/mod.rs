@@ -3,7 +3,7 @@
 
 pub mod offline;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::time::Duration;
 
 /// How the tests are run: shared by `check`, `mcp` and `batch` (where they are the default for
@@ -41,4 +41,14 @@ impl CommandArgs {
         }
         Ok(Some(t))
     }
+}
+
+/// Write a command's output to stdout. A closed pipe or a full disk is an error to report, not
+/// a panic (`print!` panics).
+pub fn stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("stdout: cannot write")
 }

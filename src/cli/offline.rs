@@ -203,9 +203,9 @@ impl Progress {
 pub fn report(args: ReportArgs) -> Result<()> {
     let s = summary::Summary::of(&summary::load(&args.dir)?);
     match args.format {
-        TableFormat::Human => print!("{}", summary::human(&s)),
-        TableFormat::Markdown => print!("{}", summary::markdown(&s)),
-        TableFormat::Json => println!("{}", serde_json::to_string_pretty(&s)?),
+        TableFormat::Human => super::stdout(&summary::human(&s))?,
+        TableFormat::Markdown => super::stdout(&summary::markdown(&s))?,
+        TableFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&s)?))?,
     }
     Ok(())
 }
@@ -215,9 +215,9 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     let b = summary::load(&args.b)?;
     let c = compare::Comparison::of(&a, &b);
     match args.format {
-        TableFormat::Human => print!("{}", compare::human(&c)),
-        TableFormat::Markdown => print!("{}", compare::markdown(&c)),
-        TableFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+        TableFormat::Human => super::stdout(&compare::human(&c))?,
+        TableFormat::Markdown => super::stdout(&compare::markdown(&c))?,
+        TableFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&c)?))?,
     }
     Ok(())
 }

@@ -359,6 +359,18 @@ pub const CALC_P2P: [&str; 6] = [
     "tests/test_calc.py::test_platform_quirk",
 ];
 
+/// The example's patches, each named after the outcome it is built to reach.
+pub const CALC_PATCHES: [&str; 8] = [
+    "resolved",
+    "breaking-resolved",
+    "partially-resolved",
+    "work-in-progress",
+    "no-op",
+    "regression",
+    "empty",
+    "patch-failed",
+];
+
 /// `check --format json` of one of the example's patches with its hidden tests and every id,
 /// then `extra`.
 pub fn calc_check_args(patch: &str, extra: &[&str]) -> Vec<String> {
