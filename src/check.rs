@@ -446,7 +446,8 @@ impl Check {
         ) = (store, &base_run)
         {
             let entry = cache::Entry {
-                evidence: evidence.clone(),
+                // What grading these ids reads, not the whole suite's report.
+                evidence: evidence.for_ids(plan.command.ids, plan.requested()),
                 // Paths into this run's directory mean nothing to a later run.
                 info: RunInfo {
                     dir: None,

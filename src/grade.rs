@@ -126,6 +126,46 @@ impl Evidence {
     }
 }
 
+impl Evidence {
+    /// Only the test cases that grading these ids can look at: those the ids match, and
+    /// pytest's collection errors (which explain a missing id). Grading the requested ids
+    /// against it gives what grading against the whole evidence gives, except suggestions for
+    /// missing ids, which come from the candidate's run; so a stored baseline's size follows
+    /// the graded ids, not the suite.
+    pub fn for_ids(&self, syntax: IdSyntax, requested: Requested<'_>) -> Evidence {
+        let attempts = self
+            .attempts
+            .iter()
+            .map(|report| {
+                let index = Index::new(report, syntax);
+                let mut keep: Vec<(usize, usize)> = requested
+                    .iter()
+                    .flat_map(|(id, _)| index.matches(id))
+                    .map(|c| (c.source, c.index))
+                    .collect();
+                keep.sort_unstable();
+                let cases = report
+                    .cases
+                    .iter()
+                    .filter(|c| {
+                        keep.binary_search(&(c.source, c.index)).is_ok()
+                            || (c.classname.is_empty() && c.observation.status == TestStatus::Error)
+                    })
+                    .cloned()
+                    .collect();
+                Report {
+                    cases,
+                    ..report.clone_without_cases()
+                }
+            })
+            .collect();
+        Evidence {
+            attempts,
+            rejected: self.rejected.clone(),
+        }
+    }
+}
+
 /// The requested tests, by group.
 #[derive(Debug, Clone, Copy)]
 pub struct Requested<'a> {
@@ -288,4 +328,61 @@ pub fn retry_candidates(
         })
         .map(str::to_string)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report of the corpus and the native ids of its tests (from `expected.json`).
+    fn fixture(runner: &str, file: &str) -> (Report, Vec<String>) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/junit")
+            .join(runner);
+        let expected: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+        let ids = expected[file]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["native_id"].as_str().map(str::to_string))
+            .collect();
+        (Report::read(&dir.join(file)).unwrap(), ids)
+    }
+
+    /// A baseline cut down to the requested ids grades exactly as the whole one.
+    #[test]
+    fn evidence_for_the_ids_grades_as_the_whole() {
+        let cases = [
+            ("pytest", "junit.xml", IdSyntax::Pytest),
+            ("pytest", "junit-collection-error-continue.xml", IdSyntax::Pytest),
+            ("jest", "junit.xml", IdSyntax::Js(crate::ids::JsFlavor::Jest)),
+            ("go", "junit.xml", IdSyntax::Go),
+        ];
+        for (runner, file, syntax) in cases {
+            let path = format!("{runner}/{file}");
+            let (report, all) = fixture(runner, file);
+            // Test ids only: a collection error's own id would keep it by matching.
+            let mut ids: Vec<String> = all
+                .into_iter()
+                .filter(|id| runner != "pytest" || id.contains("::"))
+                .step_by(2)
+                .collect();
+            // Missing, and missing from a module that failed to import.
+            ids.push("tests/test_gone.py::test_missing".into());
+            ids.push("broken/test_syntax_error.py::test_x".into());
+            let (f2p, p2p) = ids.split_at(ids.len() / 2);
+            let requested = Requested { f2p, p2p };
+            let whole = Evidence::single(report.clone());
+            let cut = whole.for_ids(syntax, requested);
+            assert!(cut.attempts[0].cases.len() < report.cases.len(), "{path}");
+            let a = grade(syntax, requested, &whole, Some(&whole));
+            let b = grade(syntax, requested, &whole, Some(&cut));
+            assert_eq!(
+                format!("{:?}", a.classification),
+                format!("{:?}", b.classification),
+                "{path}"
+            );
+        }
+    }
 }

@@ -107,6 +107,16 @@ impl Report {
         Ok(report)
     }
 
+    /// The same report with no test cases (its suites and sources kept, so that cases taken
+    /// from it still point at the right ones).
+    pub fn clone_without_cases(&self) -> Report {
+        Report {
+            cases: Vec::new(),
+            suites: self.suites.clone(),
+            sources: self.sources.clone(),
+        }
+    }
+
     /// Parse one report from any reader.
     pub fn parse(reader: impl BufRead) -> Result<Report, String> {
         let mut report = Report::default();
@@ -231,15 +241,15 @@ impl Parser<'_> {
                     root_seen = true;
                     check_root(&e)?;
                 }
-                Event::Start(e) => match local(&e).as_str() {
+                Event::Start(e) => match local(&e) {
                     "testsuite" => {
                         depth += 1;
                         self.enter(&xml, &e)?;
                     }
                     "testcase" => {
-                        let e = e.into_owned();
+                        let attrs = case_attributes(&xml, &e)?;
                         let body = read_body(&mut xml)?;
-                        self.push_case(&xml, &e, body)?;
+                        self.push_case(attrs, body);
                     }
                     _ => {
                         let e = e.into_owned();
@@ -248,8 +258,8 @@ impl Parser<'_> {
                     }
                 },
                 Event::Empty(e) if local(&e) == "testcase" => {
-                    let e = e.into_owned();
-                    self.push_case(&xml, &e, Body::default())?;
+                    let attrs = case_attributes(&xml, &e)?;
+                    self.push_case(attrs, Body::default());
                 }
                 Event::End(e) => {
                     let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
@@ -275,10 +285,8 @@ impl Parser<'_> {
     }
 
     fn enter<R>(&mut self, xml: &quick_xml::Reader<R>, e: &BytesStart<'_>) -> Result<(), String> {
-        let attrs = attributes(xml, e)?;
-        let name = attrs.get("name").cloned().unwrap_or_default();
-        let file = attrs.get("file").cloned();
-        self.stack.push((name, file));
+        let [name, file] = attributes(xml, e, ["name", "file"])?;
+        self.stack.push((name.unwrap_or_default(), file));
         self.current_suite = None;
         Ok(())
     }
@@ -303,41 +311,32 @@ impl Parser<'_> {
         i
     }
 
-    fn push_case<R>(
-        &mut self,
-        xml: &quick_xml::Reader<R>,
-        e: &BytesStart<'_>,
-        body: Body,
-    ) -> Result<(), String> {
-        let mut attrs = attributes(xml, e)?;
+    fn push_case(&mut self, attrs: CaseAttributes, body: Body) {
+        let [name, classname, file, class, status] = attrs;
         let index = self.index;
         self.index += 1;
-        let name = attrs.remove("name");
-        let classname = attrs.remove("classname");
         // pytest writes a nameless testcase for the test interrupted by SIGINT: it names
         // nothing, so it matches nothing, but it keeps its place in the count.
         if name.as_deref().unwrap_or("").is_empty() && classname.is_none() {
-            return Ok(());
+            return;
         }
         let suite = self.suite();
-        let status_attr = attrs.remove("status");
         self.report.cases.push(Case {
             classname: classname.unwrap_or_default(),
             name: name.unwrap_or_default(),
-            file: attrs.remove("file"),
-            class: attrs.remove("class"),
+            file,
+            class,
             suite,
             source: self.source,
             index,
-            observation: observe(body, status_attr.as_deref()),
+            observation: observe(body, status.as_deref()),
         });
-        Ok(())
     }
 }
 
 /// Check the root element; `true` when it is itself a `<testsuite>`.
 fn check_root(e: &BytesStart<'_>) -> Result<bool, String> {
-    match local(e).as_str() {
+    match local(e) {
         "testsuite" => Ok(true),
         "testsuites" | "testrun" => Ok(false),
         other => Err(format!(
@@ -346,18 +345,33 @@ fn check_root(e: &BytesStart<'_>) -> Result<bool, String> {
     }
 }
 
-fn attributes<R>(
+/// A testcase's `name`, `classname`, `file`, `class` and `status` attributes.
+type CaseAttributes = [Option<String>; 5];
+
+fn case_attributes<R>(
     xml: &quick_xml::Reader<R>,
     e: &BytesStart<'_>,
-) -> Result<std::collections::HashMap<String, String>, String> {
-    let mut out = std::collections::HashMap::new();
+) -> Result<CaseAttributes, String> {
+    attributes(xml, e, ["name", "classname", "file", "class", "status"])
+}
+
+/// The values of these attributes, decoded; the others are checked for well-formedness only.
+fn attributes<R, const N: usize>(
+    xml: &quick_xml::Reader<R>,
+    e: &BytesStart<'_>,
+    keys: [&str; N],
+) -> Result<[Option<String>; N], String> {
+    let mut out = [const { None }; N];
     for a in e.attributes() {
         let a = a.map_err(|err| format!("bad attribute: {err}"))?;
-        let key = String::from_utf8_lossy(a.key.local_name().as_ref()).into_owned();
+        let key = a.key.local_name();
+        let Some(i) = keys.iter().position(|k| k.as_bytes() == key.as_ref()) else {
+            continue;
+        };
         let value = a
             .decoded_and_normalized_value(quick_xml::XmlVersion::Implicit1_0, xml.decoder())
             .map_err(|err| position(xml, err))?;
-        out.insert(key, value.into_owned());
+        out[i] = Some(value.into_owned());
     }
     Ok(out)
 }
@@ -373,7 +387,7 @@ fn read_body<R: BufRead>(xml: &mut quick_xml::Reader<R>) -> Result<Body, String>
         match event {
             Event::Start(e) => {
                 let e = e.into_owned();
-                let name = local(&e);
+                let name = local(&e).to_string();
                 match name.as_str() {
                     "failure" | "error" | "skipped" => {
                         let mut outcome = outcome_of(xml, &e)?;
@@ -392,13 +406,12 @@ fn read_body<R: BufRead>(xml: &mut quick_xml::Reader<R>) -> Result<Body, String>
                 }
             }
             Event::Empty(e) => {
-                let e = e.into_owned();
                 let name = local(&e);
-                if matches!(name.as_str(), "failure" | "error" | "skipped") {
+                if matches!(name, "failure" | "error" | "skipped") {
                     let outcome = outcome_of(xml, &e)?;
-                    body.set(&name, outcome);
+                    body.set(name, outcome);
                 } else {
-                    body.count(&name);
+                    body.count(name);
                 }
             }
             Event::End(_) => return Ok(body),
@@ -441,10 +454,10 @@ impl Body {
 }
 
 fn outcome_of<R>(xml: &quick_xml::Reader<R>, e: &BytesStart<'_>) -> Result<Element, String> {
-    let mut attrs = attributes(xml, e)?;
+    let [message, kind] = attributes(xml, e, ["message", "type"])?;
     Ok(Element {
-        message: attrs.remove("message").unwrap_or_default(),
-        kind: attrs.remove("type").unwrap_or_default(),
+        message: message.unwrap_or_default(),
+        kind: kind.unwrap_or_default(),
         text: String::new(),
     })
 }
@@ -579,8 +592,9 @@ fn with_text(status: TestStatus, message: &str, text: &str) -> Observation {
     }
 }
 
-fn local(e: &BytesStart<'_>) -> String {
-    String::from_utf8_lossy(e.local_name().as_ref()).into_owned()
+/// An element's local name; one that is not UTF-8 is no element the reader knows.
+fn local<'a>(e: &'a BytesStart<'_>) -> &'a str {
+    std::str::from_utf8(e.local_name().into_inner()).unwrap_or("")
 }
 
 fn position<R>(xml: &quick_xml::Reader<R>, e: quick_xml::Error) -> String {

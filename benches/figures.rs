@@ -1,0 +1,436 @@
+//! The five figures of `docs/benchmarks.md`, each a ratio measured side by side in one run so
+//! that it holds on a noisy machine. Run with `scripts/bench [overhead|checkout|junit|loop|batch]`
+//! (which puts pytest on PATH), or `cargo bench --bench figures -- NAME...`.
+//!
+//! Every figure is the median of several alternating rounds; nothing here asserts a time.
+
+use patchgrade::junit::Report;
+use patchgrade::patch::Patch;
+use patchgrade::workspace::{Checkout, Source};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_patchgrade");
+const ROUNDS: usize = 5;
+
+fn main() {
+    if let Ok(path) = std::env::var("PATCHGRADE_BENCH_READ") {
+        return read_child(Path::new(&path));
+    }
+    let names: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let all = ["overhead", "checkout", "junit", "loop", "batch"];
+    let chosen: Vec<&str> = if names.is_empty() {
+        all.to_vec()
+    } else {
+        all.iter().copied().filter(|n| names.iter().any(|a| a == n)).collect()
+    };
+    println!("# patchgrade benchmarks, {}", machine());
+    for name in chosen {
+        match name {
+            "overhead" => overhead(),
+            "checkout" => checkout(),
+            "junit" => junit(),
+            "loop" => agent_loop(),
+            "batch" => batch(),
+            _ => unreachable!("filtered above"),
+        }
+    }
+}
+
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown cpu".into());
+    format!("{cores} cores ({cpu})")
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.3} s", d.as_secs_f64())
+}
+
+fn sh(dir: &Path, script: &str) {
+    let status = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .status()
+        .expect("sh runs");
+    assert!(status.success(), "`{script}` failed in {}", dir.display());
+}
+
+fn git_commit_all(dir: &Path) {
+    sh(
+        dir,
+        "git init -q 2>/dev/null; git add -A && git -c user.name=bench -c user.email=bench@example.invalid commit -qm base",
+    );
+}
+
+fn time(f: impl FnOnce()) -> Duration {
+    let started = Instant::now();
+    f();
+    started.elapsed()
+}
+
+/// Run patchgrade; the verdict's JSON.
+fn patchgrade(args: &[&str], cwd: &Path) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("patchgrade runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("patchgrade {args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+/// A pytest project of about three seconds: 400 tests, each a little CPU and a little wait,
+/// importing `app.py`. Returns the repository and the test ids.
+fn pytest_project(dir: &Path) -> Vec<String> {
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("app.py"), "FACTOR = 1\n\ndef work(n):\n    return sum(i * i for i in range(n)) * FACTOR\n").unwrap();
+    std::fs::write(dir.join(".gitignore"), "__pycache__/\n").unwrap();
+    let mut ids = Vec::new();
+    for f in 0..10 {
+        let mut text = String::from("import time\nfrom app import work\n\n");
+        for t in 0..40 {
+            text.push_str(&format!(
+                "def test_{t}():\n    assert work(20000) >= 0\n    time.sleep(0.004)\n\n"
+            ));
+            ids.push(format!("tests/test_{f}.py::test_{t}"));
+        }
+        std::fs::write(dir.join(format!("tests/test_{f}.py")), text).unwrap();
+    }
+    git_commit_all(dir);
+    ids
+}
+
+fn app_patch(factor: usize) -> String {
+    format!(
+        "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,4 +1,4 @@\n-FACTOR = 1\n+FACTOR = {factor}\n \n def work(n):\n     return sum(i * i for i in range(n)) * FACTOR\n"
+    )
+}
+
+/// 1. `check --baseline skip` against the bare test command in a prepared checkout.
+fn overhead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let ids = pytest_project(&repo);
+    let patch = tmp.path().join("p.diff");
+    std::fs::write(&patch, app_patch(2)).unwrap();
+    let ids_file = tmp.path().join("ids.txt");
+    std::fs::write(&ids_file, ids.join("\n")).unwrap();
+    // The bare run: a checkout prepared beforehand, the patch applied, the same command.
+    let prepared = tmp.path().join("prepared");
+    sh(&repo, &format!("git worktree add -q --detach {} && git -C {0} apply {}", prepared.display(), patch.display()));
+    let junit = tmp.path().join("bare.xml");
+    let bare_cmd = format!(
+        "python -m pytest -p no:cacheprovider --rootdir={} --junitxml={} {}",
+        prepared.display(),
+        junit.display(),
+        ids.join(" ")
+    );
+    let args = [
+        "check", "--format", "json", "--baseline", "skip", "--no-cache", "--runner", "pytest",
+        "--patch", patch.to_str().unwrap(), "--p2p-file", ids_file.to_str().unwrap(),
+    ];
+    let (mut bare, mut check) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        bare.push(time(|| {
+            // pytest exits 0 here; its status is not the point.
+            let _ = Command::new("sh").args(["-c", &bare_cmd]).current_dir(&prepared).stdout(Stdio::null()).status();
+        }));
+        check.push(time(|| {
+            let v = patchgrade(&args, &repo);
+            assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+        }));
+    }
+    let (bare, check) = (median(bare), median(check));
+    println!("\n## 1. Overhead: check --baseline skip vs the bare test command (400 pytest tests)");
+    println!("bare command in a prepared checkout: {}", secs(bare));
+    println!("patchgrade check --baseline skip:    {}", secs(check));
+    println!("ratio: {:.3}x (target <= 1.03x)", check.as_secs_f64() / bare.as_secs_f64());
+}
+
+/// 2. A checkout of 10,000 files (about 80 MB) plus a patch, against `git worktree add
+/// --detach` and `git apply`; and a pooled checkout's reset.
+fn checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let mut seed = 0x2545f4914f6cdd1du64;
+    let mut line = |i: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        format!("{i:06} {seed:016x} {:016x} {:016x}\n", seed.rotate_left(21), seed.rotate_left(42))
+    };
+    for d in 0..100 {
+        let dir = repo.join(format!("pkg{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            let text: String = (0..138).map(&mut line).collect();
+            std::fs::write(dir.join(format!("mod{f:03}.txt")), text).unwrap();
+        }
+    }
+    git_commit_all(&repo);
+    let size: u64 = walk_size(&repo.join("pkg000")) * 100;
+    // Ten files edited, one line each.
+    let mut patch = String::new();
+    for d in 0..10 {
+        let path = format!("pkg{d:03}/mod000.txt");
+        let old = std::fs::read_to_string(repo.join(&path)).unwrap();
+        let lines: Vec<&str> = old.lines().take(4).collect();
+        patch.push_str(&format!(
+            "diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1,4 +1,4 @@\n-{}\n+edited by the benchmark\n {}\n {}\n {}\n",
+            lines[0], lines[1], lines[2], lines[3]
+        ));
+    }
+    let patch_file = tmp.path().join("p.diff");
+    std::fs::write(&patch_file, &patch).unwrap();
+    let parsed = Patch::parse(patch.as_bytes()).unwrap().unwrap();
+    let (mut git, mut ours, mut reset) = (Vec::new(), Vec::new(), Vec::new());
+    let pooled = tmp.path().join("pooled");
+    {
+        let source = Source::resolve(&repo, "HEAD").unwrap();
+        Checkout::create(&source, &pooled).unwrap().apply(&parsed).unwrap();
+    }
+    for round in 0..ROUNDS {
+        let wt = tmp.path().join(format!("wt{round}"));
+        git.push(time(|| {
+            sh(&repo, &format!("git worktree add -q --detach {} && git -C {0} apply {}", wt.display(), patch_file.display()));
+        }));
+        let co = tmp.path().join(format!("co{round}"));
+        ours.push(time(|| {
+            let source = Source::resolve(&repo, "HEAD").unwrap();
+            Checkout::create(&source, &co).unwrap().apply(&parsed).unwrap();
+        }));
+        reset.push(time(|| {
+            let source = Source::resolve(&repo, "HEAD").unwrap();
+            Checkout::reuse(&source, &pooled).unwrap().apply(&parsed).unwrap();
+        }));
+        sh(&repo, &format!("rm -rf {} {} && git worktree prune", wt.display(), co.display()));
+    }
+    let (git, ours, reset) = (median(git), median(ours), median(reset));
+    println!("\n## 2. Checkout: 10,000 files ({} MB) and a 10-file patch", size / 1_000_000);
+    println!("git worktree add --detach + git apply: {}", secs(git));
+    println!("patchgrade checkout + apply:           {}", secs(ours));
+    println!("patchgrade pooled reset + apply:       {}", secs(reset));
+    println!("ratio: {:.3}x fresh (target <= 1.0x), {:.3}x pooled", ours.as_secs_f64() / git.as_secs_f64(), reset.as_secs_f64() / git.as_secs_f64());
+}
+
+fn walk_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum()
+}
+
+/// 3. Reading a report of 100,000 test cases: MB/s, and peak memory with and without output
+/// text (a child process reads, so its peak is the reader's alone).
+fn junit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lean = tmp.path().join("lean.xml");
+    let heavy = tmp.path().join("heavy.xml");
+    write_report(&lean, false);
+    write_report(&heavy, true);
+    println!("\n## 3. JUnit reading: 100,000 test cases");
+    let mut figures = Vec::new();
+    for (name, path) in [("no output text", &lean), ("failure text + system-out", &heavy)] {
+        let size = std::fs::metadata(path).unwrap().len();
+        let mut runs = Vec::new();
+        let mut peak = 0;
+        for _ in 0..ROUNDS {
+            let (elapsed, hwm) = read_in_child(path);
+            runs.push(elapsed);
+            peak = hwm;
+        }
+        let t = median(runs);
+        let mb = size as f64 / 1e6;
+        println!(
+            "{name}: {mb:.1} MB in {} = {:.0} MB/s, peak memory {:.1} MiB",
+            secs(t),
+            mb / t.as_secs_f64(),
+            peak as f64 / 1024.0
+        );
+        figures.push((mb / t.as_secs_f64(), peak));
+    }
+    println!(
+        "peak memory, output text / none: {:.2}x for {:.1}x the bytes (target: MB/s >= 200, memory not following output text)",
+        figures[1].1 as f64 / figures[0].1 as f64,
+        std::fs::metadata(&heavy).unwrap().len() as f64 / std::fs::metadata(&lean).unwrap().len() as f64
+    );
+}
+
+fn write_report(path: &Path, text: bool) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(out, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<testsuites><testsuite name=\"pytest\" tests=\"100000\">").unwrap();
+    let output = "captured output line that a chatty test printed while it ran\n".repeat(16);
+    for i in 0..100_000 {
+        let (file, case) = (i / 100, i % 100);
+        write!(out, "<testcase classname=\"tests.test_mod{file}\" name=\"test_case_{case}\" file=\"tests/test_mod{file}.py\" line=\"{case}\" time=\"0.001\">").unwrap();
+        if text && i % 10 == 0 {
+            write!(out, "<failure message=\"AssertionError: assert {i} == {}\">", i + 1).unwrap();
+            for frame in 0..20 {
+                write!(out, "tests/test_mod{file}.py:{frame}: in test_case_{case}\n    assert value == expected\n").unwrap();
+            }
+            write!(out, "E   AssertionError: assert {i} == {}</failure>", i + 1).unwrap();
+        }
+        if text {
+            write!(out, "<system-out>{output}</system-out><system-err>{output}</system-err>").unwrap();
+        }
+        writeln!(out, "</testcase>").unwrap();
+    }
+    writeln!(out, "</testsuite></testsuites>").unwrap();
+}
+
+fn read_in_child(path: &Path) -> (Duration, u64) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .env("PATCHGRADE_BENCH_READ", path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.split_whitespace();
+    let nanos: u64 = parts.next().and_then(|p| p.parse().ok()).expect("child prints its time");
+    let hwm: u64 = parts.next().and_then(|p| p.parse().ok()).expect("child prints its peak");
+    (Duration::from_nanos(nanos), hwm)
+}
+
+/// In the child: read the report, print nanoseconds and peak memory (KiB).
+fn read_child(path: &Path) {
+    let started = Instant::now();
+    let report = Report::read(path).expect("the generated report reads");
+    let elapsed = started.elapsed();
+    assert_eq!(report.cases.len(), 100_000);
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let hwm = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("0");
+    println!("{} {hwm}", elapsed.as_nanos());
+}
+
+/// 4. Five checks of different patches on one task (the cache on) against five times the
+/// candidate run alone.
+fn agent_loop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let ids = pytest_project(&repo);
+    let ids_file = tmp.path().join("ids.txt");
+    std::fs::write(&ids_file, ids.join("\n")).unwrap();
+    let patches: Vec<PathBuf> = (2..7)
+        .map(|k| {
+            let p = tmp.path().join(format!("p{k}.diff"));
+            std::fs::write(&p, app_patch(k)).unwrap();
+            p
+        })
+        .collect();
+    let run = |patch: &Path, extra: &[&str], cache: &Path| -> serde_json::Value {
+        let mut args = vec![
+            "check", "--format", "json", "--runner", "pytest", "--cache-dir", cache.to_str().unwrap(),
+            "--patch", patch.to_str().unwrap(), "--p2p-file", ids_file.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        patchgrade(&args, &repo)
+    };
+    let (mut loops, mut singles, mut baselines) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..3 {
+        let cache = tmp.path().join(format!("cache{round}"));
+        let mut ran = 0;
+        loops.push(time(|| {
+            for p in &patches {
+                let v = run(p, &[], &cache);
+                if v["runs"]["baseline"]["cached"] != true {
+                    ran += 1;
+                }
+            }
+        }));
+        baselines.push(ran);
+        singles.push(time(|| {
+            run(&patches[0], &["--baseline", "skip"], &cache);
+        }));
+    }
+    let (lp, single) = (median(loops), median(singles));
+    println!("\n## 4. Agent loop: five checks of different patches on one task");
+    println!("baselines run per loop: {baselines:?} (target: 1)");
+    println!("five checks, cache on:            {}", secs(lp));
+    println!("one candidate run alone (x5):     {}", secs(single * 5));
+    println!("ratio: {:.3}x (target <= 1.05x)", lp.as_secs_f64() / (5.0 * single.as_secs_f64()));
+}
+
+/// 5. `batch --jobs 1` against `--jobs 2` over 20 small tasks.
+fn batch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    let mut tasks = String::new();
+    let mut preds = String::new();
+    // Twenty commits, so twenty base trees and twenty baselines.
+    for k in 0..20 {
+        std::fs::write(repo.join("app.py"), format!("K = {k}\n\ndef value():\n    return K\n")).unwrap();
+        let mut text = String::from("import time\nfrom app import value, K\n\n");
+        for t in 0..20 {
+            text.push_str(&format!("def test_{t}():\n    time.sleep(0.01)\n    assert sum(range(20000)) > 0\n    assert value() == K\n\n"));
+        }
+        text.push_str("def test_fixed():\n    assert value() == K + 1\n");
+        std::fs::write(repo.join("tests/test_app.py"), text).unwrap();
+        git_commit_all(&repo);
+        let head = String::from_utf8(Command::new("git").args(["rev-parse", "HEAD"]).current_dir(&repo).output().unwrap().stdout).unwrap();
+        let p2p: Vec<String> = (0..20).map(|t| format!("tests/test_app.py::test_{t}")).collect();
+        let task = serde_json::json!({
+            "instance_id": format!("task-{k:02}"),
+            "repo": "bench/app",
+            "repo_path": repo,
+            "base_commit": head.trim(),
+            "FAIL_TO_PASS": ["tests/test_app.py::test_fixed"],
+            "PASS_TO_PASS": p2p,
+        });
+        tasks.push_str(&format!("{task}\n"));
+        let fix = format!("diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,4 +1,4 @@\n K = {k}\n \n def value():\n-    return K\n+    return K + 1\n");
+        preds.push_str(&format!("{}\n", serde_json::json!({"instance_id": format!("task-{k:02}"), "model_patch": fix})));
+    }
+    let tasks_file = tmp.path().join("tasks.jsonl");
+    let preds_file = tmp.path().join("preds.jsonl");
+    std::fs::write(&tasks_file, tasks).unwrap();
+    std::fs::write(&preds_file, preds).unwrap();
+    let run = |jobs: &str, out: &Path, cache: Option<&Path>| {
+        let mut args = vec![
+            "batch".to_string(), "--tasks".into(), tasks_file.display().to_string(),
+            "--predictions".into(), preds_file.display().to_string(), "--out".into(), out.display().to_string(),
+            "--runner".into(), "pytest".into(), "--jobs".into(), jobs.into(),
+        ];
+        if let Some(c) = cache {
+            args.extend(["--cache-dir".into(), c.display().to_string()]);
+        }
+        let status = Command::new(BIN).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap();
+        assert!(status.success(), "batch --jobs {jobs} failed");
+    };
+    let warm = tmp.path().join("warm-cache");
+    run("2", &tmp.path().join("warm-up"), Some(&warm));
+    let (mut cold1, mut cold2, mut warm1, mut warm2) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for round in 0..3 {
+        let out = |name: &str| tmp.path().join(format!("{name}-{round}"));
+        cold1.push(time(|| run("1", &out("c1"), None)));
+        cold2.push(time(|| run("2", &out("c2"), None)));
+        warm1.push(time(|| run("1", &out("w1"), Some(&warm))));
+        warm2.push(time(|| run("2", &out("w2"), Some(&warm))));
+    }
+    let (c1, c2, w1, w2) = (median(cold1), median(cold2), median(warm1), median(warm2));
+    println!("\n## 5. Batch: 20 small tasks, --jobs 1 against --jobs 2");
+    println!("baselines run (cold cache): --jobs 1 {}, --jobs 2 {} = {:.2}x throughput", secs(c1), secs(c2), c1.as_secs_f64() / c2.as_secs_f64());
+    println!("baselines cached (warm):    --jobs 1 {}, --jobs 2 {} = {:.2}x throughput", secs(w1), secs(w2), w1.as_secs_f64() / w2.as_secs_f64());
+    println!("(target >= 1.8x)");
+}
