@@ -26,7 +26,10 @@ fn main() {
     let chosen: Vec<&str> = if names.is_empty() {
         all.to_vec()
     } else {
-        all.iter().copied().filter(|n| names.iter().any(|a| a == n)).collect()
+        all.iter()
+            .copied()
+            .filter(|n| names.iter().any(|a| a == n))
+            .collect()
     };
     println!("# patchgrade benchmarks, {}", machine());
     for name in chosen {
@@ -95,7 +98,10 @@ fn patchgrade(args: &[&str], cwd: &Path) -> serde_json::Value {
         .output()
         .expect("patchgrade runs");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("patchgrade {args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "patchgrade {args:?}: {e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     })
 }
 
@@ -103,7 +109,11 @@ fn patchgrade(args: &[&str], cwd: &Path) -> serde_json::Value {
 /// importing `app.py`. Returns the repository and the test ids.
 fn pytest_project(dir: &Path) -> Vec<String> {
     std::fs::create_dir_all(dir.join("tests")).unwrap();
-    std::fs::write(dir.join("app.py"), "FACTOR = 1\n\ndef work(n):\n    return sum(i * i for i in range(n)) * FACTOR\n").unwrap();
+    std::fs::write(
+        dir.join("app.py"),
+        "FACTOR = 1\n\ndef work(n):\n    return sum(i * i for i in range(n)) * FACTOR\n",
+    )
+    .unwrap();
     std::fs::write(dir.join(".gitignore"), "__pycache__/\n").unwrap();
     let mut ids = Vec::new();
     for f in 0..10 {
@@ -126,7 +136,7 @@ fn app_patch(factor: usize) -> String {
     )
 }
 
-/// 1. `check --baseline skip` against the bare test command in a prepared checkout.
+/// Figure 1: `check --baseline skip` against the bare test command in a prepared checkout.
 fn overhead() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
@@ -137,7 +147,14 @@ fn overhead() {
     std::fs::write(&ids_file, ids.join("\n")).unwrap();
     // The bare run: a checkout prepared beforehand, the patch applied, the same command.
     let prepared = tmp.path().join("prepared");
-    sh(&repo, &format!("git worktree add -q --detach {} && git -C {0} apply {}", prepared.display(), patch.display()));
+    sh(
+        &repo,
+        &format!(
+            "git worktree add -q --detach {} && git -C {0} apply {}",
+            prepared.display(),
+            patch.display()
+        ),
+    );
     let junit = tmp.path().join("bare.xml");
     let bare_cmd = format!(
         "python -m pytest -p no:cacheprovider --rootdir={} --junitxml={} {}",
@@ -146,28 +163,57 @@ fn overhead() {
         ids.join(" ")
     );
     let args = [
-        "check", "--format", "json", "--baseline", "skip", "--no-cache", "--runner", "pytest",
-        "--patch", patch.to_str().unwrap(), "--p2p-file", ids_file.to_str().unwrap(),
+        "check",
+        "--format",
+        "json",
+        "--baseline",
+        "skip",
+        "--no-cache",
+        "--runner",
+        "pytest",
+        "--patch",
+        patch.to_str().unwrap(),
+        "--p2p-file",
+        ids_file.to_str().unwrap(),
     ];
-    let (mut bare, mut check) = (Vec::new(), Vec::new());
+    let pool = tmp.path().join("pool");
+    let pooled_args: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--workdir-pool", pool.to_str().unwrap()])
+        .collect();
+    let (mut bare, mut check, mut pooled) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         bare.push(time(|| {
             // pytest exits 0 here; its status is not the point.
-            let _ = Command::new("sh").args(["-c", &bare_cmd]).current_dir(&prepared).stdout(Stdio::null()).status();
+            let _ = Command::new("sh")
+                .args(["-c", &bare_cmd])
+                .current_dir(&prepared)
+                .stdout(Stdio::null())
+                .status();
         }));
         check.push(time(|| {
             let v = patchgrade(&args, &repo);
             assert_eq!(v["outcome"], "no-breakage", "{v:#}");
         }));
+        pooled.push(time(|| {
+            let v = patchgrade(&pooled_args, &repo);
+            assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+        }));
     }
-    let (bare, check) = (median(bare), median(check));
+    let (bare, check, pooled) = (median(bare), median(check), median(pooled));
     println!("\n## 1. Overhead: check --baseline skip vs the bare test command (400 pytest tests)");
     println!("bare command in a prepared checkout: {}", secs(bare));
     println!("patchgrade check --baseline skip:    {}", secs(check));
-    println!("ratio: {:.3}x (target <= 1.03x)", check.as_secs_f64() / bare.as_secs_f64());
+    println!("the same with --workdir-pool:        {}", secs(pooled));
+    println!(
+        "ratio: {:.3}x fresh checkout, {:.3}x pooled (target <= 1.03x)",
+        check.as_secs_f64() / bare.as_secs_f64(),
+        pooled.as_secs_f64() / bare.as_secs_f64()
+    );
 }
 
-/// 2. A checkout of 10,000 files (about 80 MB) plus a patch, against `git worktree add
+/// Figure 2: A checkout of 10,000 files (about 80 MB) plus a patch, against `git worktree add
 /// --detach` and `git apply`; and a pooled checkout's reset.
 fn checkout() {
     let tmp = tempfile::tempdir().unwrap();
@@ -177,7 +223,11 @@ fn checkout() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        format!("{i:06} {seed:016x} {:016x} {:016x}\n", seed.rotate_left(21), seed.rotate_left(42))
+        format!(
+            "{i:06} {seed:016x} {:016x} {:016x}\n",
+            seed.rotate_left(21),
+            seed.rotate_left(42)
+        )
     };
     for d in 0..100 {
         let dir = repo.join(format!("pkg{d:03}"));
@@ -207,37 +257,71 @@ fn checkout() {
     let pooled = tmp.path().join("pooled");
     {
         let source = Source::resolve(&repo, "HEAD").unwrap();
-        Checkout::create(&source, &pooled).unwrap().apply(&parsed).unwrap();
+        Checkout::create(&source, &pooled)
+            .unwrap()
+            .apply(&parsed, true)
+            .unwrap();
     }
     for round in 0..ROUNDS {
         let wt = tmp.path().join(format!("wt{round}"));
         git.push(time(|| {
-            sh(&repo, &format!("git worktree add -q --detach {} && git -C {0} apply {}", wt.display(), patch_file.display()));
+            sh(
+                &repo,
+                &format!(
+                    "git worktree add -q --detach {} && git -C {0} apply {}",
+                    wt.display(),
+                    patch_file.display()
+                ),
+            );
         }));
         let co = tmp.path().join(format!("co{round}"));
         ours.push(time(|| {
             let source = Source::resolve(&repo, "HEAD").unwrap();
-            Checkout::create(&source, &co).unwrap().apply(&parsed).unwrap();
+            Checkout::create(&source, &co)
+                .unwrap()
+                .apply(&parsed, true)
+                .unwrap();
         }));
         reset.push(time(|| {
             let source = Source::resolve(&repo, "HEAD").unwrap();
-            Checkout::reuse(&source, &pooled).unwrap().apply(&parsed).unwrap();
+            Checkout::reuse(&source, &pooled)
+                .unwrap()
+                .apply(&parsed, true)
+                .unwrap();
         }));
-        sh(&repo, &format!("rm -rf {} {} && git worktree prune", wt.display(), co.display()));
+        sh(
+            &repo,
+            &format!(
+                "rm -rf {} {} && git worktree prune",
+                wt.display(),
+                co.display()
+            ),
+        );
     }
     let (git, ours, reset) = (median(git), median(ours), median(reset));
-    println!("\n## 2. Checkout: 10,000 files ({} MB) and a 10-file patch", size / 1_000_000);
+    println!(
+        "\n## 2. Checkout: 10,000 files ({} MB) and a 10-file patch",
+        size / 1_000_000
+    );
     println!("git worktree add --detach + git apply: {}", secs(git));
     println!("patchgrade checkout + apply:           {}", secs(ours));
     println!("patchgrade pooled reset + apply:       {}", secs(reset));
-    println!("ratio: {:.3}x fresh (target <= 1.0x), {:.3}x pooled", ours.as_secs_f64() / git.as_secs_f64(), reset.as_secs_f64() / git.as_secs_f64());
+    println!(
+        "ratio: {:.3}x fresh (target <= 1.0x), {:.3}x pooled",
+        ours.as_secs_f64() / git.as_secs_f64(),
+        reset.as_secs_f64() / git.as_secs_f64()
+    );
 }
 
 fn walk_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum()
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
 }
 
-/// 3. Reading a report of 100,000 test cases: MB/s, and peak memory with and without output
+/// Figure 3: Reading a report of 100,000 test cases: MB/s, and peak memory with and without output
 /// text (a child process reads, so its peak is the reader's alone).
 fn junit() {
     let tmp = tempfile::tempdir().unwrap();
@@ -247,7 +331,10 @@ fn junit() {
     write_report(&heavy, true);
     println!("\n## 3. JUnit reading: 100,000 test cases");
     let mut figures = Vec::new();
-    for (name, path) in [("no output text", &lean), ("failure text + system-out", &heavy)] {
+    for (name, path) in [
+        ("no output text", &lean),
+        ("failure text + system-out", &heavy),
+    ] {
         let size = std::fs::metadata(path).unwrap().len();
         let mut runs = Vec::new();
         let mut peak = 0;
@@ -269,7 +356,8 @@ fn junit() {
     println!(
         "peak memory, output text / none: {:.2}x for {:.1}x the bytes (target: MB/s >= 200, memory not following output text)",
         figures[1].1 as f64 / figures[0].1 as f64,
-        std::fs::metadata(&heavy).unwrap().len() as f64 / std::fs::metadata(&lean).unwrap().len() as f64
+        std::fs::metadata(&heavy).unwrap().len() as f64
+            / std::fs::metadata(&lean).unwrap().len() as f64
     );
 }
 
@@ -282,14 +370,23 @@ fn write_report(path: &Path, text: bool) {
         let (file, case) = (i / 100, i % 100);
         write!(out, "<testcase classname=\"tests.test_mod{file}\" name=\"test_case_{case}\" file=\"tests/test_mod{file}.py\" line=\"{case}\" time=\"0.001\">").unwrap();
         if text && i % 10 == 0 {
-            write!(out, "<failure message=\"AssertionError: assert {i} == {}\">", i + 1).unwrap();
+            write!(
+                out,
+                "<failure message=\"AssertionError: assert {i} == {}\">",
+                i + 1
+            )
+            .unwrap();
             for frame in 0..20 {
                 write!(out, "tests/test_mod{file}.py:{frame}: in test_case_{case}\n    assert value == expected\n").unwrap();
             }
             write!(out, "E   AssertionError: assert {i} == {}</failure>", i + 1).unwrap();
         }
         if text {
-            write!(out, "<system-out>{output}</system-out><system-err>{output}</system-err>").unwrap();
+            write!(
+                out,
+                "<system-out>{output}</system-out><system-err>{output}</system-err>"
+            )
+            .unwrap();
         }
         writeln!(out, "</testcase>").unwrap();
     }
@@ -303,8 +400,14 @@ fn read_in_child(path: &Path) -> (Duration, u64) {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let mut parts = text.split_whitespace();
-    let nanos: u64 = parts.next().and_then(|p| p.parse().ok()).expect("child prints its time");
-    let hwm: u64 = parts.next().and_then(|p| p.parse().ok()).expect("child prints its peak");
+    let nanos: u64 = parts
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("child prints its time");
+    let hwm: u64 = parts
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("child prints its peak");
     (Duration::from_nanos(nanos), hwm)
 }
 
@@ -323,7 +426,7 @@ fn read_child(path: &Path) {
     println!("{} {hwm}", elapsed.as_nanos());
 }
 
-/// 4. Five checks of different patches on one task (the cache on) against five times the
+/// Figure 4: Five checks of different patches on one task (the cache on) against five times the
 /// candidate run alone.
 fn agent_loop() {
     let tmp = tempfile::tempdir().unwrap();
@@ -340,8 +443,17 @@ fn agent_loop() {
         .collect();
     let run = |patch: &Path, extra: &[&str], cache: &Path| -> serde_json::Value {
         let mut args = vec![
-            "check", "--format", "json", "--runner", "pytest", "--cache-dir", cache.to_str().unwrap(),
-            "--patch", patch.to_str().unwrap(), "--p2p-file", ids_file.to_str().unwrap(),
+            "check",
+            "--format",
+            "json",
+            "--runner",
+            "pytest",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--patch",
+            patch.to_str().unwrap(),
+            "--p2p-file",
+            ids_file.to_str().unwrap(),
         ];
         args.extend(extra);
         patchgrade(&args, &repo)
@@ -368,10 +480,13 @@ fn agent_loop() {
     println!("baselines run per loop: {baselines:?} (target: 1)");
     println!("five checks, cache on:            {}", secs(lp));
     println!("one candidate run alone (x5):     {}", secs(single * 5));
-    println!("ratio: {:.3}x (target <= 1.05x)", lp.as_secs_f64() / (5.0 * single.as_secs_f64()));
+    println!(
+        "ratio: {:.3}x (target <= 1.05x)",
+        lp.as_secs_f64() / (5.0 * single.as_secs_f64())
+    );
 }
 
-/// 5. `batch --jobs 1` against `--jobs 2` over 20 small tasks.
+/// Figure 5: `batch --jobs 1` against `--jobs 2` over 20 small tasks.
 fn batch() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
@@ -380,7 +495,11 @@ fn batch() {
     let mut preds = String::new();
     // Twenty commits, so twenty base trees and twenty baselines.
     for k in 0..20 {
-        std::fs::write(repo.join("app.py"), format!("K = {k}\n\ndef value():\n    return K\n")).unwrap();
+        std::fs::write(
+            repo.join("app.py"),
+            format!("K = {k}\n\ndef value():\n    return K\n"),
+        )
+        .unwrap();
         let mut text = String::from("import time\nfrom app import value, K\n\n");
         for t in 0..20 {
             text.push_str(&format!("def test_{t}():\n    time.sleep(0.01)\n    assert sum(range(20000)) > 0\n    assert value() == K\n\n"));
@@ -388,8 +507,18 @@ fn batch() {
         text.push_str("def test_fixed():\n    assert value() == K + 1\n");
         std::fs::write(repo.join("tests/test_app.py"), text).unwrap();
         git_commit_all(&repo);
-        let head = String::from_utf8(Command::new("git").args(["rev-parse", "HEAD"]).current_dir(&repo).output().unwrap().stdout).unwrap();
-        let p2p: Vec<String> = (0..20).map(|t| format!("tests/test_app.py::test_{t}")).collect();
+        let head = String::from_utf8(
+            Command::new("git")
+                .args(["rev-parse", "HEAD"])
+                .current_dir(&repo)
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        let p2p: Vec<String> = (0..20)
+            .map(|t| format!("tests/test_app.py::test_{t}"))
+            .collect();
         let task = serde_json::json!({
             "instance_id": format!("task-{k:02}"),
             "repo": "bench/app",
@@ -399,8 +528,13 @@ fn batch() {
             "PASS_TO_PASS": p2p,
         });
         tasks.push_str(&format!("{task}\n"));
-        let fix = format!("diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,4 +1,4 @@\n K = {k}\n \n def value():\n-    return K\n+    return K + 1\n");
-        preds.push_str(&format!("{}\n", serde_json::json!({"instance_id": format!("task-{k:02}"), "model_patch": fix})));
+        let fix = format!(
+            "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,4 +1,4 @@\n K = {k}\n \n def value():\n-    return K\n+    return K + 1\n"
+        );
+        preds.push_str(&format!(
+            "{}\n",
+            serde_json::json!({"instance_id": format!("task-{k:02}"), "model_patch": fix})
+        ));
     }
     let tasks_file = tmp.path().join("tasks.jsonl");
     let preds_file = tmp.path().join("preds.jsonl");
@@ -408,19 +542,33 @@ fn batch() {
     std::fs::write(&preds_file, preds).unwrap();
     let run = |jobs: &str, out: &Path, cache: Option<&Path>| {
         let mut args = vec![
-            "batch".to_string(), "--tasks".into(), tasks_file.display().to_string(),
-            "--predictions".into(), preds_file.display().to_string(), "--out".into(), out.display().to_string(),
-            "--runner".into(), "pytest".into(), "--jobs".into(), jobs.into(),
+            "batch".to_string(),
+            "--tasks".into(),
+            tasks_file.display().to_string(),
+            "--predictions".into(),
+            preds_file.display().to_string(),
+            "--out".into(),
+            out.display().to_string(),
+            "--runner".into(),
+            "pytest".into(),
+            "--jobs".into(),
+            jobs.into(),
         ];
         if let Some(c) = cache {
             args.extend(["--cache-dir".into(), c.display().to_string()]);
         }
-        let status = Command::new(BIN).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap();
+        let status = Command::new(BIN)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
         assert!(status.success(), "batch --jobs {jobs} failed");
     };
     let warm = tmp.path().join("warm-cache");
     run("2", &tmp.path().join("warm-up"), Some(&warm));
-    let (mut cold1, mut cold2, mut warm1, mut warm2) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut cold1, mut cold2, mut warm1, mut warm2) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..3 {
         let out = |name: &str| tmp.path().join(format!("{name}-{round}"));
         cold1.push(time(|| run("1", &out("c1"), None)));
@@ -430,7 +578,17 @@ fn batch() {
     }
     let (c1, c2, w1, w2) = (median(cold1), median(cold2), median(warm1), median(warm2));
     println!("\n## 5. Batch: 20 small tasks, --jobs 1 against --jobs 2");
-    println!("baselines run (cold cache): --jobs 1 {}, --jobs 2 {} = {:.2}x throughput", secs(c1), secs(c2), c1.as_secs_f64() / c2.as_secs_f64());
-    println!("baselines cached (warm):    --jobs 1 {}, --jobs 2 {} = {:.2}x throughput", secs(w1), secs(w2), w1.as_secs_f64() / w2.as_secs_f64());
+    println!(
+        "baselines run (cold cache): --jobs 1 {}, --jobs 2 {} = {:.2}x throughput",
+        secs(c1),
+        secs(c2),
+        c1.as_secs_f64() / c2.as_secs_f64()
+    );
+    println!(
+        "baselines cached (warm):    --jobs 1 {}, --jobs 2 {} = {:.2}x throughput",
+        secs(w1),
+        secs(w2),
+        w1.as_secs_f64() / w2.as_secs_f64()
+    );
     println!("(target >= 1.8x)");
 }

@@ -145,6 +145,10 @@ pub struct Options {
     pub cache: Option<Arc<BaselineCache>>,
     /// Reusable checkouts, when set.
     pub pool: Option<crate::pool::WorkdirPool>,
+    /// Apply exactly or not at all.
+    pub strict_apply: bool,
+    /// Protected paths and what an edit to them does.
+    pub protection: crate::protect::Protection,
     /// For tasks that do not say.
     pub defaults: Defaults,
 }
@@ -352,6 +356,9 @@ fn build_check(job: &Job, options: &Options, logs: &Path) -> Result<Check, Strin
     if let Some(pool) = &options.pool {
         check = check.workdir_pool(pool.clone());
     }
+    check = check
+        .strict_apply(options.strict_apply)
+        .protection(options.protection.clone());
     match (&task.test_patch, &task.test_patch_file) {
         (Some(text), _) => check = check.test_patch("test_patch", text.clone()),
         (None, Some(path)) => {

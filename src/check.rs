@@ -9,9 +9,10 @@ use crate::outcome::Outcome;
 use crate::patch::{Patch, PatchError};
 use crate::pool::{self, WorkdirPool};
 use crate::process::{self, Termination};
+use crate::protect::{OnProtectedEdit, Protection};
 use crate::runner::{self, MissingJunit, Preset, Template};
 use crate::verdict::*;
-use crate::workspace::{ApplyFailure, Checkout, Source, SourceError};
+use crate::workspace::{Applied, ApplyFailure, Checkout, Source, SourceError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -143,6 +144,8 @@ pub struct Check {
     retries: usize,
     cache: Option<Arc<BaselineCache>>,
     pool: Option<WorkdirPool>,
+    strict_apply: bool,
+    protection: Arc<Protection>,
     logs: Option<PathBuf>,
 }
 
@@ -166,6 +169,8 @@ impl Check {
             retries: 0,
             cache: None,
             pool: None,
+            strict_apply: false,
+            protection: Arc::new(Protection::defaults()),
             logs: None,
         }
     }
@@ -259,6 +264,19 @@ impl Check {
     /// Read the baseline from this cache when it holds it, and store it there when not.
     pub fn baseline_cache(mut self, cache: Arc<BaselineCache>) -> Check {
         self.cache = Some(cache);
+        self
+    }
+
+    /// Apply the candidate exactly or not at all: no offset or fuzz fallback.
+    pub fn strict_apply(mut self, strict: bool) -> Check {
+        self.strict_apply = strict;
+        self
+    }
+
+    /// Which paths are protected and what a candidate edit to them does (default: the
+    /// default globs, warn).
+    pub fn protection(mut self, protection: Protection) -> Check {
+        self.protection = Arc::new(protection);
         self
     }
 
@@ -375,68 +393,152 @@ impl Check {
         let cand_dir = root.path().join("candidate");
         let base_dir = root.path().join("baseline");
         let cand = blocking(root.clone(), {
-            let (source, tp, dir, pool) = (
+            let (source, tp, dir, pool, strict, protection) = (
                 plan.source.clone(),
                 plan.test_patch.clone(),
                 cand_dir.clone(),
                 self.pool.clone(),
+                self.strict_apply,
+                self.protection.clone(),
             );
-            move || prepare_candidate(&source, &candidate, tp.as_ref(), &dir, pool.as_ref())
-        });
-        let (cand, base) = tokio::join!(cand, self.baseline_source(&plan, root));
-        draft.timings.prepare_ms = ms(prepare_started.elapsed());
-
-        // A broken task (test patch or checkout failing at base) outranks anything the
-        // candidate did: no verdict about the candidate means anything then.
-        let (base_checkout, cached, store) = match base {
-            BaselineSource::Skipped => (None, None, None),
-            BaselineSource::Cached(entry) => (None, Some(entry), None),
-            BaselineSource::Run {
-                prepared: Ok(prepared),
-                store,
-            } => (Some(prepared), None, store),
-            BaselineSource::Run {
-                prepared: Err(other),
-                ..
-            } => return draft.fail(Stage::Baseline, other.into_error(), started),
-        };
-        let cand_checkout = match cand {
-            Ok(Candidate::Applied {
-                overridden,
-                prepared,
-            }) => {
-                draft.patch.overridden_files = overridden;
-                prepared
+            move || {
+                let tp = tp.as_ref();
+                prepare_candidate(
+                    &source,
+                    &candidate,
+                    tp,
+                    &dir,
+                    pool.as_ref(),
+                    strict,
+                    &protection,
+                )
             }
-            Ok(Candidate::Rejected(failure)) => {
+        });
+        let keep = self.keep.is_some();
+        // The candidate's tests start as soon as its checkout is ready; the baseline is looked
+        // up, prepared and run alongside.
+        let test_started = std::sync::OnceLock::new();
+        let cand_side = async {
+            let prepared = cand.await;
+            let _ = test_started.set(Instant::now());
+            match prepared {
+                Ok(Candidate::Applied(applied)) => {
+                    let workdir = &applied.prepared.workdir;
+                    let run = self.execute(&plan, &cand_dir, workdir, keep).await;
+                    CandidateSide::Ran(applied, run)
+                }
+                Ok(Candidate::Rejected(failure)) => CandidateSide::Rejected(failure),
+                Err(other) => CandidateSide::Failed(other.describe()),
+            }
+        };
+        let (prepared_tx, prepared_rx) = tokio::sync::oneshot::channel();
+        let base_side = async {
+            let source = self.baseline_source(&plan, root).await;
+            let _ = prepared_tx.send(match &source {
+                BaselineSource::Run {
+                    prepared: Err(e), ..
+                } => Err(e.describe()),
+                _ => Ok(()),
+            });
+            match source {
+                BaselineSource::Skipped => BaselineSide::Skipped,
+                BaselineSource::Cached(entry) => BaselineSide::Cached(entry),
+                BaselineSource::Run {
+                    prepared: Err(e), ..
+                } => BaselineSide::Failed(e.describe()),
+                BaselineSource::Run {
+                    prepared: Ok(prepared),
+                    store,
+                } => BaselineSide::Ran {
+                    run: self
+                        .execute(&plan, &base_dir, &prepared.workdir, keep)
+                        .await,
+                    store,
+                    _prepared: prepared,
+                },
+            }
+        };
+        tokio::pin!(cand_side, base_side);
+        let mut base_done = None;
+        let cand_done = loop {
+            tokio::select! {
+                c = &mut cand_side => break c,
+                b = &mut base_side, if base_done.is_none() => base_done = Some(b),
+            }
+        };
+        draft.timings.prepare_ms = ms(test_started.get().map_or(prepare_started.elapsed(), |t| {
+            t.duration_since(prepare_started)
+        }));
+        // A broken task (test patch or checkout failing at base) outranks anything the
+        // candidate did: no verdict about the candidate means anything then. A candidate that
+        // was not run waits only for the baseline's checkout, not for its tests.
+        let base_done = match (&cand_done, base_done) {
+            (_, Some(done)) => done,
+            (CandidateSide::Ran(..), None) => base_side.await,
+            // The baseline side must be polled for its checkout to finish.
+            (_, None) => tokio::select! {
+                prepared = prepared_rx => match prepared {
+                    Err(_) | Ok(Ok(())) => BaselineSide::Skipped,
+                    Ok(Err(e)) => BaselineSide::Failed(e),
+                },
+                done = &mut base_side => done,
+            },
+        };
+        let (base_run, store) = match base_done {
+            BaselineSide::Failed(e) => return draft.fail(Stage::Baseline, e, started),
+            BaselineSide::Skipped => (None, None),
+            BaselineSide::Cached(entry) => (
+                Some(Execution {
+                    info: RunInfo {
+                        cached: true,
+                        ..entry.info
+                    },
+                    evidence: Ok(entry.evidence),
+                }),
+                None,
+            ),
+            BaselineSide::Ran { run, store, .. } => (Some(run), store),
+        };
+        let (cand_run, cand_checkout) = match cand_done {
+            CandidateSide::Ran(
+                AppliedCandidate {
+                    applied,
+                    protected,
+                    overridden,
+                    prepared,
+                },
+                run,
+            ) => {
+                if !protected.is_empty() {
+                    let reverted = self.protection.action == OnProtectedEdit::Revert;
+                    draft.warnings.push(Warning {
+                        kind: WarningKind::ProtectedEdit,
+                        message: format!(
+                            "the patch edits protected paths (tests, test or CI configuration){}",
+                            if reverted {
+                                "; they were put back to base before the tests ran"
+                            } else {
+                                ""
+                            }
+                        ),
+                        tests: Vec::new(),
+                    });
+                }
+                draft.patch.protected_edits = protected;
+                draft.patch.overridden_files = overridden;
+                draft.patch.apply_strategy = Some(applied.strategy);
+                draft.patch.moved_hunks = applied.moved;
+                (run, prepared)
+            }
+            CandidateSide::Rejected(failure) => {
                 draft.patch.apply_failure = Some(failure);
                 return draft.finish(Outcome::PatchFailed, None, None, started);
             }
-            Err(other) => return draft.fail(Stage::Candidate, other.into_error(), started),
+            CandidateSide::Failed(e) => return draft.fail(Stage::Candidate, e, started),
         };
-
-        let test_started = Instant::now();
-        let keep = self.keep.is_some();
         let cand_work = &cand_checkout.workdir;
-        let (cand_run, base_run) =
-            tokio::join!(self.execute(&plan, &cand_dir, cand_work, keep), async {
-                match &base_checkout {
-                    Some(base) => Some(self.execute(&plan, &base_dir, &base.workdir, keep).await),
-                    None => None,
-                }
-            });
-        draft.timings.test_ms = ms(test_started.elapsed());
+        draft.timings.test_ms = ms(test_started.get().map_or(Duration::ZERO, |t| t.elapsed()));
         draft.runs.candidate = Some(cand_run.info);
-        let base_run = match cached {
-            Some(entry) => Some(Execution {
-                info: RunInfo {
-                    cached: true,
-                    ..entry.info
-                },
-                evidence: Ok(entry.evidence),
-            }),
-            None => base_run,
-        };
         if let (
             Some(store),
             Some(Execution {
@@ -853,6 +955,26 @@ enum BaselineSource {
     },
 }
 
+/// The candidate's side of a check, done.
+enum CandidateSide {
+    Ran(AppliedCandidate, Execution),
+    Rejected(ApplyFailure),
+    Failed((ErrorCause, String)),
+}
+
+/// The baseline's side of a check, done.
+enum BaselineSide {
+    Skipped,
+    Cached(cache::Entry),
+    Failed((ErrorCause, String)),
+    Ran {
+        run: Execution,
+        store: Option<Store>,
+        /// Held until the run is graded: a pooled checkout stays locked.
+        _prepared: Prepared,
+    },
+}
+
 /// A cache entry to fill, locked until it is.
 struct Store {
     cache: Arc<BaselineCache>,
@@ -866,13 +988,21 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The candidate checkout, prepared. A candidate that does not apply is an outcome
 /// (`patch-failed`), not a failure to prepare.
 enum Candidate {
-    /// Applied; these candidate edits were replaced by the test patch's files.
-    Applied {
-        overridden: Vec<String>,
-        prepared: Prepared,
-    },
+    /// Applied, and ready for its tests.
+    Applied(AppliedCandidate),
     /// Did not apply.
     Rejected(ApplyFailure),
+}
+
+/// A candidate checkout with the patch (and the test patch) applied.
+struct AppliedCandidate {
+    /// How the patch applied.
+    applied: Applied,
+    /// Its edits to protected paths (reverted with `--on-protected-edit revert`).
+    protected: Vec<String>,
+    /// Its edits replaced by the test patch's files.
+    overridden: Vec<String>,
+    prepared: Prepared,
 }
 
 /// Why a checkout could not be prepared.
@@ -884,13 +1014,13 @@ enum Prep {
 }
 
 impl Prep {
-    fn into_error(self) -> (ErrorCause, String) {
+    fn describe(&self) -> (ErrorCause, String) {
         match self {
             Prep::TestPatch(f) => (
                 ErrorCause::TestPatchDoesNotApply,
                 format!("test patch does not apply: {f}"),
             ),
-            Prep::Checkout(m) => (ErrorCause::CheckoutFailed, m),
+            Prep::Checkout(m) => (ErrorCause::CheckoutFailed, m.clone()),
         }
     }
 }
@@ -901,32 +1031,62 @@ fn prepare_candidate(
     test_patch: Option<&Patch>,
     dir: &Path,
     pool: Option<&WorkdirPool>,
+    strict: bool,
+    protection: &Protection,
 ) -> Result<Candidate, Prep> {
+    let protected = protection.edits(candidate.files());
+    if protection.action == OnProtectedEdit::Reject && !protected.is_empty() {
+        return Ok(Candidate::Rejected(ApplyFailure {
+            file: protected.first().cloned(),
+            hunk: None,
+            message: format!(
+                "refused: the patch edits protected paths ({}); --on-protected-edit reject",
+                protected.join(", ")
+            ),
+        }));
+    }
     let (checkout, prepared) = create_checkout(source, dir, pool)?;
-    if let Err(failure) = checkout.apply(candidate) {
-        return Ok(Candidate::Rejected(failure));
+    let applied = match checkout.apply(candidate, strict) {
+        Ok(applied) => applied,
+        Err(failure) => return Ok(Candidate::Rejected(failure)),
+    };
+    if protection.action == OnProtectedEdit::Revert {
+        checkout
+            .restore(&protected)
+            .map_err(|e| Prep::Checkout(e.to_string()))?;
     }
     let Some(tp) = test_patch else {
-        return Ok(Candidate::Applied {
+        return Ok(Candidate::Applied(AppliedCandidate {
+            applied,
+            protected,
             overridden: Vec::new(),
             prepared,
-        });
+        }));
     };
-    // The hidden tests win: every file they touch goes back to base before they apply.
-    let overridden = candidate
+    // The hidden tests win: every file they touch goes back to base before they apply, and
+    // a link the candidate put on their way is removed.
+    let mut overridden: Vec<String> = candidate
         .files()
         .iter()
         .filter(|f| tp.files().contains(f))
         .cloned()
         .collect();
-    checkout
+    let links = checkout
         .restore(tp.files())
         .map_err(|e| Prep::Checkout(e.to_string()))?;
-    checkout.apply(tp).map_err(Prep::TestPatch)?;
-    Ok(Candidate::Applied {
+    for link in links {
+        if !overridden.contains(&link) {
+            overridden.push(link);
+        }
+    }
+    // The task's own tests apply exactly or the task is broken: fuzz would hide that.
+    checkout.apply(tp, true).map_err(Prep::TestPatch)?;
+    Ok(Candidate::Applied(AppliedCandidate {
+        applied,
+        protected,
         overridden,
         prepared,
-    })
+    }))
 }
 
 fn prepare_baseline(
@@ -937,7 +1097,7 @@ fn prepare_baseline(
 ) -> Result<Prepared, Prep> {
     let (checkout, prepared) = create_checkout(source, dir, pool)?;
     if let Some(tp) = test_patch {
-        checkout.apply(tp).map_err(Prep::TestPatch)?;
+        checkout.apply(tp, true).map_err(Prep::TestPatch)?;
     }
     Ok(prepared)
 }

@@ -355,8 +355,16 @@ mod tests {
     fn evidence_for_the_ids_grades_as_the_whole() {
         let cases = [
             ("pytest", "junit.xml", IdSyntax::Pytest),
-            ("pytest", "junit-collection-error-continue.xml", IdSyntax::Pytest),
-            ("jest", "junit.xml", IdSyntax::Js(crate::ids::JsFlavor::Jest)),
+            (
+                "pytest",
+                "junit-collection-error-continue.xml",
+                IdSyntax::Pytest,
+            ),
+            (
+                "jest",
+                "junit.xml",
+                IdSyntax::Js(crate::ids::JsFlavor::Jest),
+            ),
             ("go", "junit.xml", IdSyntax::Go),
         ];
         for (runner, file, syntax) in cases {

@@ -180,6 +180,8 @@ struct TaskArgs {
     tests: TestIdArgs,
     #[command(flatten)]
     command: cli::CommandArgs,
+    #[command(flatten)]
+    apply: cli::PatchArgs,
     /// Environment variable for the commands, KEY=VALUE (repeatable; {workdir} expands).
     #[arg(long = "env", value_name = "KEY=VALUE")]
     env: Vec<String>,
@@ -458,6 +460,9 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     if let Some(dir) = cache_dir {
         check = check.baseline_cache(std::sync::Arc::new(patchgrade::BaselineCache::new(dir)));
     }
+    check = check
+        .strict_apply(args.apply.strict_apply)
+        .protection(args.apply.protection()?);
     if let Some(dir) = args.workdir_pool {
         check = check.workdir_pool(patchgrade::WorkdirPool::new(dir));
     }

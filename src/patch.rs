@@ -10,6 +10,9 @@ use std::collections::BTreeSet;
 pub struct Patch {
     text: Vec<u8>,
     files: Vec<String>,
+    /// The first absolute path the headers name. libgit2 reads `b//etc/x` as `etc/x`, so this
+    /// is seen here, in the text, and refused when the patch is applied.
+    absolute: Option<String>,
 }
 
 /// Why a patch could not be read.
@@ -45,9 +48,15 @@ impl Patch {
             return Err(PatchError("no file changes found in the patch".into()));
         }
         Ok(Some(Patch {
+            absolute: absolute_path(&text),
             text,
             files: files.into_iter().collect(),
         }))
+    }
+
+    /// An absolute path named in the patch's headers, if any.
+    pub fn absolute_path(&self) -> Option<&str> {
+        self.absolute.as_deref()
     }
 
     /// The patch as git2 sees it.
@@ -59,6 +68,51 @@ impl Patch {
     pub fn files(&self) -> &[String] {
         &self.files
     }
+}
+
+/// The first absolute path in the file headers of a git-form patch (`diff --git`, `---`/`+++`,
+/// `rename`/`copy` lines before a file's first hunk; hunk lines are content and not looked at).
+fn absolute_path(text: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(text);
+    let mut in_header = false;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            in_header = true;
+            let first = rest.split(' ').next().unwrap_or("");
+            if first.starts_with('/') || first.starts_with("a//") {
+                return Some(first.trim_start_matches("a/").to_string());
+            }
+            continue;
+        }
+        if line.starts_with("@@") {
+            in_header = false;
+        }
+        if !in_header {
+            continue;
+        }
+        let path = [
+            "--- ",
+            "+++ ",
+            "rename from ",
+            "rename to ",
+            "copy from ",
+            "copy to ",
+        ]
+        .iter()
+        .find_map(|p| line.strip_prefix(p))
+        .map(|p| p.split('\t').next().unwrap_or(p).trim_end());
+        let Some(path) = path.filter(|p| *p != "/dev/null") else {
+            continue;
+        };
+        let bare = path
+            .strip_prefix("a/")
+            .or_else(|| path.strip_prefix("b/"))
+            .unwrap_or(path);
+        if path.starts_with('/') || bare.starts_with('/') {
+            return Some(bare.to_string());
+        }
+    }
+    None
 }
 
 /// Rewrite a traditional unified diff (`--- old\t<time>` / `+++ new\t<time>` / hunks) into
@@ -177,7 +231,12 @@ impl<'a> HeaderPath<'a> {
     }
 
     /// The path with its first component removed (`patch -p1`), as `diff -ruN a b` names it.
+    /// An absolute path stays absolute, so that applying refuses it rather than quietly
+    /// writing it somewhere inside the checkout.
     fn stripped(&self) -> &'a str {
+        if self.path.starts_with('/') {
+            return self.path;
+        }
         self.path
             .split_once('/')
             .map_or(self.path, |(_, rest)| rest)
@@ -274,6 +333,18 @@ mod tests {
                 .0
                 .contains("cut short")
         );
+    }
+
+    #[test]
+    fn absolute_paths_are_found_in_headers_only() {
+        let abs = |p: &str| Patch::parse(p.as_bytes()).unwrap().unwrap().absolute;
+        let git = "diff --git a//etc/x b//etc/x\nnew file mode 100644\n--- /dev/null\n+++ b//etc/x\n@@ -0,0 +1 @@\n+x\n";
+        assert_eq!(abs(git).as_deref(), Some("/etc/x"));
+        let plain = "--- /dev/null\n+++ /etc/y\t2026-01-01\n@@ -0,0 +1 @@\n+y\n";
+        assert_eq!(abs(plain).as_deref(), Some("/etc/y"));
+        // A removed line that reads `-- /etc/z` is content, not a header.
+        let content = "diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1 @@\n--- /etc/z\n keep\n";
+        assert_eq!(abs(content), None);
     }
 
     #[test]

@@ -131,6 +131,17 @@ pub struct PatchInfo {
     /// Where the candidate failed to apply (outcome `patch-failed` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub apply_failure: Option<ApplyFailure>,
+    /// How the candidate applied: `exact`, or `fuzzy` when a hunk had to move or drop
+    /// context (absent when it did not apply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apply_strategy: Option<crate::workspace::ApplyStrategy>,
+    /// Candidate edits to protected paths (tests, their configuration, CI): warned about, or
+    /// reverted, by `--on-protected-edit`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_edits: Vec<String>,
+    /// With `fuzzy`: each hunk that moved (`offset` lines) or ignored context (`fuzz`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moved_hunks: Vec<crate::fuzzy::MovedHunk>,
 }
 
 /// Which run could not be judged.
@@ -202,6 +213,8 @@ pub enum WarningKind {
     RejectedId,
     /// Tests failed and then passed (a runner's retry or `--retries`).
     Unstable,
+    /// The candidate edits protected paths (`patch.protected_edits`).
+    ProtectedEdit,
 }
 
 /// A finding that does not change the outcome.

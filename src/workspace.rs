@@ -100,6 +100,25 @@ impl std::fmt::Display for ApplyFailure {
     }
 }
 
+/// How a patch was applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApplyStrategy {
+    /// Every hunk where it said, with all its context.
+    Exact,
+    /// Some hunk moved or needed fuzz (listed as moved hunks).
+    Fuzzy,
+}
+
+/// A patch applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// Exactly or by context search.
+    pub strategy: ApplyStrategy,
+    /// The hunks that moved or needed fuzz.
+    pub moved: Vec<crate::fuzzy::MovedHunk>,
+}
+
 /// Failure to build a checkout (I/O or git trouble, not the patch).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot prepare checkout in {dir}: {reason}")]
@@ -209,15 +228,25 @@ impl Checkout {
         &self.workdir
     }
 
-    /// Apply a patch to the work tree, whole or not at all (libgit2 computes every file's new
-    /// content before writing any).
-    pub fn apply(&self, patch: &Patch) -> Result<(), ApplyFailure> {
+    /// Apply a patch to the work tree, whole or not at all: exactly (libgit2, which computes
+    /// every file's new content before writing any), then, unless `strict`, by context search
+    /// with offset and fuzz ([`crate::fuzzy`]).
+    pub fn apply(&self, patch: &Patch, strict: bool) -> Result<Applied, ApplyFailure> {
         let diff = patch.diff().map_err(|e| ApplyFailure {
             file: None,
             hunk: None,
             message: e.message().to_string(),
         })?;
-        if let Some(refused) = self.through_symlink(&diff) {
+        if let Some(path) = patch.absolute_path() {
+            return Err(ApplyFailure {
+                file: Some(path.to_string()),
+                hunk: None,
+                message: format!(
+                    "refused: `{path}` is outside the work tree: it is an absolute path"
+                ),
+            });
+        }
+        if let Some(refused) = outside_the_tree(&diff).or_else(|| self.through_symlink(&diff)) {
             return Err(refused);
         }
         self.record_touched(patch).map_err(|e| ApplyFailure {
@@ -225,6 +254,28 @@ impl Checkout {
             hunk: None,
             message: format!("cannot record the patch's paths in the checkout: {e}"),
         })?;
+        match self.apply_exact(&diff) {
+            Ok(()) => Ok(Applied {
+                strategy: ApplyStrategy::Exact,
+                moved: Vec::new(),
+            }),
+            Err(exact) if strict => Err(exact),
+            Err(exact) => match crate::fuzzy::apply(&self.workdir, &diff) {
+                Ok(moved) => Ok(Applied {
+                    strategy: ApplyStrategy::Fuzzy,
+                    moved,
+                }),
+                // The exact failure names the first hunk that is off; the fuzzy one, the
+                // first that cannot be placed at all.
+                Err(fuzzy) => Err(ApplyFailure {
+                    message: format!("{}; with offset and fuzz: {fuzzy}", exact.message),
+                    ..exact
+                }),
+            },
+        }
+    }
+
+    fn apply_exact(&self, diff: &git2::Diff<'_>) -> Result<(), ApplyFailure> {
         let file = RefCell::new(None::<String>);
         let hunk = RefCell::new(None::<String>);
         let mut opts = ApplyOptions::new();
@@ -240,18 +291,12 @@ impl Checkout {
         });
         opts.hunk_callback(|h| {
             // Keep `@@ -a,b +c,d @@` without the function context git appends.
-            *hunk.borrow_mut() = h.map(|h| {
-                let header = String::from_utf8_lossy(h.header());
-                match header.match_indices("@@").nth(1) {
-                    Some((end, _)) => header[..end + 2].to_string(),
-                    None => header.trim_end().to_string(),
-                }
-            });
+            *hunk.borrow_mut() = h.map(|h| crate::fuzzy::header_of(h.header()));
             true
         });
         let result = self
             .repo
-            .apply(&diff, ApplyLocation::WorkDir, Some(&mut opts));
+            .apply(diff, ApplyLocation::WorkDir, Some(&mut opts));
         drop(opts);
         result.map_err(|e| ApplyFailure {
             file: file.into_inner(),
@@ -315,7 +360,8 @@ impl Checkout {
     /// Put each path back to its content in the base tree, or remove it if the base has none.
     /// A symbolic link the candidate put on the way is removed first (restoring through it
     /// would write outside the checkout); one the base tree itself has there is an error.
-    pub fn restore(&self, paths: &[String]) -> Result<(), CheckoutError> {
+    /// Returns the links removed.
+    pub fn restore(&self, paths: &[String]) -> Result<Vec<String>, CheckoutError> {
         let fail = |path: &str, reason: String| CheckoutError {
             dir: self.workdir.clone(),
             reason: format!("restoring {path}: {reason}"),
@@ -325,6 +371,7 @@ impl Checkout {
             .find_commit(self.commit)
             .and_then(|c| c.tree())
             .map_err(|e| fail("base tree", e.message().to_string()))?;
+        let mut removed = Vec::new();
         for path in paths {
             for parent in parents(path) {
                 if !symlink_in(&self.workdir, parent) {
@@ -341,6 +388,7 @@ impl Checkout {
                 }
                 fs::remove_file(self.workdir.join(parent))
                     .map_err(|e| fail(path, e.to_string()))?;
+                removed.push(parent.to_string());
             }
             let target = self.workdir.join(path);
             remove_path(&target).map_err(|e| fail(path, e.to_string()))?;
@@ -354,8 +402,35 @@ impl Checkout {
             write_entry(&target, blob.content(), entry.filemode())
                 .map_err(|e| fail(path, e.to_string()))?;
         }
-        Ok(())
+        Ok(removed)
     }
+}
+
+/// A path of the patch that names something outside the work tree: absolute, with a `..`
+/// component, or inside a `.git` directory (hooks and config there would run code). libgit2
+/// refuses some of these itself; refusing them all here gives one clear reason.
+fn outside_the_tree(diff: &git2::Diff<'_>) -> Option<ApplyFailure> {
+    for delta in diff.deltas() {
+        for file in [delta.old_file(), delta.new_file()] {
+            let Some(path) = file.path() else { continue };
+            let text = path.to_string_lossy();
+            let why = if text.starts_with('/') {
+                "it is an absolute path"
+            } else if text.split('/').any(|c| c == "..") {
+                "it climbs out of the checkout with `..`"
+            } else if text.split('/').any(|c| c.eq_ignore_ascii_case(".git")) {
+                "it is inside a `.git` directory"
+            } else {
+                continue;
+            };
+            return Some(ApplyFailure {
+                file: Some(text.to_string()),
+                hunk: None,
+                message: format!("refused: `{text}` is outside the work tree: {why}"),
+            });
+        }
+    }
+    None
 }
 
 /// The proper prefixes of a `/`-separated path, shortest first: `a/b/c` → `a`, `a/b`.

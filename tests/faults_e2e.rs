@@ -84,19 +84,7 @@ fn background_processes_of_the_test_command_are_killed_with_it() {
         "(python -c 'import time; time.sleep(600)' {marker} </dev/null >/dev/null 2>&1 &) ; \
          printf '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {{junit}}"
     );
-    let run = f.run(&[
-        "check",
-        "--format",
-        "json",
-        "--patch",
-        patch.to_str().unwrap(),
-        "--ids",
-        "classname.name",
-        "--p2p",
-        "t.a",
-        "--test-cmd",
-        &cmd,
-    ]);
+    let run = f.run(&strs(&common::single_test_args(&patch, &cmd, &[])));
     assert_eq!(run.outcome(), "no-breakage", "{}", run.stderr);
     let left = processes_with(&marker);
     assert!(left.is_empty(), "background processes survived: {left:?}");
@@ -114,23 +102,8 @@ fn a_test_command_flooding_its_output_has_capped_logs_and_bounded_memory() {
                echo done flooding; \
                grep VmHWM /proc/$PPID/status > {junit}.hwm; \
                printf '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {junit}";
-    let run = f.run(&[
-        "check",
-        "--format",
-        "json",
-        "--baseline",
-        "skip",
-        "--keep",
-        keep.to_str().unwrap(),
-        "--patch",
-        patch.to_str().unwrap(),
-        "--ids",
-        "classname.name",
-        "--p2p",
-        "t.a",
-        "--test-cmd",
-        cmd,
-    ]);
+    let extra = ["--baseline", "skip", "--keep", keep.to_str().unwrap()];
+    let run = f.run(&strs(&common::single_test_args(&patch, cmd, &extra)));
     assert_eq!(run.outcome(), "no-breakage", "{}", run.stderr);
     let log = keep.join("candidate/test.stdout.log");
     let size = std::fs::metadata(&log).unwrap().len();

@@ -124,6 +124,12 @@ fn the_test_patch_is_never_written_through_a_symlink_the_candidate_made() {
         "the file outside is untouched"
     );
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+    // The undone link is reported as a candidate edit the hidden tests replaced.
+    assert_eq!(
+        v["patch"]["overridden_files"],
+        serde_json::json!(["hidden"]),
+        "{v:#}"
+    );
     f.assert_untouched(&before);
 }
 
@@ -132,20 +138,47 @@ fn parent_directories_and_the_git_dir_are_refused() {
     require_pytest();
     let f = Fixture::with_files(&[("tests/test_ok.py", TEST)]);
     let before = f.snapshot();
-    for path in [
-        "../escape.txt",
-        ".git/hooks/pre-commit",
-        "a/../../escape.txt",
+    for (path, why) in [
+        ("../escape.txt", "`..`"),
+        (".git/hooks/pre-commit", "`.git`"),
+        ("sub/.GIT/config", "`.git`"),
+        ("a/../../escape.txt", "`..`"),
     ] {
         let v = check(&f, &new_file(path), &[]);
         assert_eq!(v["outcome"], "patch-failed", "{path}: {v:#}");
+        let message = v["patch"]["apply_failure"]["message"]
+            .as_str()
+            .unwrap_or("");
         assert!(
-            v["patch"]["apply_failure"]["message"]
-                .as_str()
-                .is_some_and(|m| !m.is_empty()),
-            "{v:#}"
+            message.contains("outside the work tree") && message.contains(why),
+            "{path}: {message}"
         );
     }
     assert!(!f.repo.parent().unwrap().join("escape.txt").exists());
+    f.assert_untouched(&before);
+}
+
+#[test]
+fn absolute_paths_are_refused_in_git_and_traditional_diffs() {
+    require_pytest();
+    let f = Fixture::with_files(&[("tests/test_ok.py", TEST)]);
+    let before = f.snapshot();
+    let target = f.scratch.join("absolute-target.txt");
+    let t = target.display();
+    let patches = [
+        format!("--- /dev/null\n+++ {t}\n@@ -0,0 +1 @@\n+pwned\n"),
+        format!(
+            "diff --git a/{t} b/{t}\nnew file mode 100644\n--- /dev/null\n+++ b/{t}\n@@ -0,0 +1 @@\n+pwned\n"
+        ),
+    ];
+    for patch in patches {
+        let v = check(&f, &patch, &[]);
+        assert_eq!(v["outcome"], "patch-failed", "{patch}: {v:#}");
+        let message = v["patch"]["apply_failure"]["message"]
+            .as_str()
+            .unwrap_or("");
+        assert!(message.contains("absolute path"), "{message}");
+        assert!(!target.exists());
+    }
     f.assert_untouched(&before);
 }

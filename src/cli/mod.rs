@@ -43,6 +43,30 @@ impl CommandArgs {
     }
 }
 
+/// How the candidate is applied: shared by `check`, `mcp` and `batch`.
+#[derive(clap::Args)]
+pub struct PatchArgs {
+    /// Apply the candidate exactly or not at all: no fallback with offset and fuzz.
+    #[arg(long)]
+    pub strict_apply: bool,
+    /// Also protect paths matching GLOB (repeatable), beyond the default test, test-config and
+    /// CI files.
+    #[arg(long = "protect", value_name = "GLOB")]
+    pub protect: Vec<String>,
+    /// A candidate edit to a protected path: warn, revert (put back before the tests) or
+    /// reject (patch-failed).
+    #[arg(long, value_name = "ACTION", default_value = "warn")]
+    pub on_protected_edit: String,
+}
+
+impl PatchArgs {
+    /// The protection these flags ask for.
+    pub fn protection(&self) -> Result<patchgrade::protect::Protection> {
+        let action = self.on_protected_edit.parse().map_err(anyhow::Error::msg)?;
+        Ok(patchgrade::protect::Protection::new(&self.protect, action)?)
+    }
+}
+
 /// Write a command's output to stdout. A closed pipe or a full disk is an error to report, not
 /// a panic (`print!` panics).
 pub fn stdout(text: &str) -> Result<()> {

@@ -52,6 +52,8 @@ pub struct BatchArgs {
         next_help_heading = "For tasks that set none (nor their config entry)"
     )]
     command: super::CommandArgs,
+    #[command(flatten)]
+    apply: super::PatchArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -121,6 +123,8 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
         resume: args.resume,
         retry_errors: args.retry_errors,
         pool: args.workdir_pool.map(patchgrade::WorkdirPool::new),
+        strict_apply: args.apply.strict_apply,
+        protection: args.apply.protection()?,
         cache: (!args.no_cache).then(|| {
             Arc::new(BaselineCache::new(
                 args.cache_dir.unwrap_or_else(|| args.out.join("cache")),

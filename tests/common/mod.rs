@@ -395,3 +395,16 @@ pub fn calc_check_args(patch: &str, extra: &[&str]) -> Vec<String> {
 pub fn strs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
 }
+
+/// `check --format json` of `patch` with a custom test command graded as the single test
+/// `t.a` (`--ids classname.name`), then `extra`.
+pub fn single_test_args(patch: &Path, test_cmd: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["check", "--format", "json", "--patch"]
+        .map(String::from)
+        .to_vec();
+    args.push(patch.display().to_string());
+    args.extend(["--ids", "classname.name", "--p2p", "t.a", "--test-cmd"].map(String::from));
+    args.push(test_cmd.to_string());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
