@@ -12,7 +12,7 @@ use crate::process::{self, Termination};
 use crate::protect::{OnProtectedEdit, Protection};
 use crate::runner::{self, MissingJunit, Preset, Template};
 use crate::verdict::*;
-use crate::workspace::{Applied, ApplyFailure, Checkout, Source, SourceError};
+use crate::workspace::{Applied, ApplyFailure, Caveat, Checkout, Source, SourceError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -425,7 +425,7 @@ impl Check {
                 Ok(Candidate::Applied(applied)) => {
                     let workdir = &applied.prepared.workdir;
                     let run = self.execute(&plan, &cand_dir, workdir, keep).await;
-                    CandidateSide::Ran(applied, run)
+                    CandidateSide::Ran(Box::new((applied, run)))
                 }
                 Ok(Candidate::Rejected(failure)) => CandidateSide::Rejected(failure),
                 Err(other) => CandidateSide::Failed(other.describe()),
@@ -500,15 +500,20 @@ impl Check {
             BaselineSide::Ran { run, store, .. } => (Some(run), store),
         };
         let (cand_run, cand_checkout) = match cand_done {
-            CandidateSide::Ran(
-                AppliedCandidate {
-                    applied,
-                    protected,
-                    overridden,
-                    prepared,
-                },
-                run,
-            ) => {
+            CandidateSide::Ran(ran) => {
+                let (
+                    AppliedCandidate {
+                        applied,
+                        protected,
+                        overridden,
+                        caveats,
+                        prepared,
+                    },
+                    run,
+                ) = *ran;
+                for caveat in caveats {
+                    draft.warnings.push(caveat_warning(caveat));
+                }
                 if !protected.is_empty() {
                     let reverted = self.protection.action == OnProtectedEdit::Revert;
                     draft.warnings.push(Warning {
@@ -957,7 +962,7 @@ enum BaselineSource {
 
 /// The candidate's side of a check, done.
 enum CandidateSide {
-    Ran(AppliedCandidate, Execution),
+    Ran(Box<(AppliedCandidate, Execution)>),
     Rejected(ApplyFailure),
     Failed((ErrorCause, String)),
 }
@@ -994,6 +999,32 @@ enum Candidate {
     Rejected(ApplyFailure),
 }
 
+fn caveat_warning(caveat: Caveat) -> Warning {
+    let (kind, message) = match caveat {
+        Caveat::Submodules(paths) => (
+            WarningKind::SubmodulesNotCheckedOut,
+            format!(
+                "the repository has submodules, which the checkout leaves empty: {}; tests \
+                 that need them fail at base and after alike",
+                paths.join(", ")
+            ),
+        ),
+        Caveat::LfsPointers(patterns) => (
+            WarningKind::LfsPointers,
+            format!(
+                "the repository keeps files in Git LFS ({}); the checkout holds their pointer \
+                 text, not their content",
+                patterns.join(", ")
+            ),
+        ),
+    };
+    Warning {
+        kind,
+        message,
+        tests: Vec::new(),
+    }
+}
+
 /// A candidate checkout with the patch (and the test patch) applied.
 struct AppliedCandidate {
     /// How the patch applied.
@@ -1002,6 +1033,8 @@ struct AppliedCandidate {
     protected: Vec<String>,
     /// Its edits replaced by the test patch's files.
     overridden: Vec<String>,
+    /// What the checkout lacks (submodules, LFS content).
+    caveats: Vec<Caveat>,
     prepared: Prepared,
 }
 
@@ -1060,6 +1093,7 @@ fn prepare_candidate(
             applied,
             protected,
             overridden: Vec::new(),
+            caveats: checkout.caveats(),
             prepared,
         }));
     };
@@ -1085,6 +1119,7 @@ fn prepare_candidate(
         applied,
         protected,
         overridden,
+        caveats: checkout.caveats(),
         prepared,
     }))
 }

@@ -215,6 +215,10 @@ pub enum WarningKind {
     Unstable,
     /// The candidate edits protected paths (`patch.protected_edits`).
     ProtectedEdit,
+    /// The repository has submodules; the checkout leaves them empty.
+    SubmodulesNotCheckedOut,
+    /// The repository keeps files in Git LFS; the checkout holds pointers.
+    LfsPointers,
 }
 
 /// A finding that does not change the outcome.

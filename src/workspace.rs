@@ -100,6 +100,15 @@ impl std::fmt::Display for ApplyFailure {
     }
 }
 
+/// Something a checkout lacks compared with a full clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caveat {
+    /// Submodules, by path: empty directories in the checkout.
+    Submodules(Vec<String>),
+    /// Git LFS patterns: matching files hold their pointer text, not their content.
+    LfsPointers(Vec<String>),
+}
+
 /// How a patch was applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -221,6 +230,44 @@ impl Checkout {
     /// a patch applies, so a run killed halfway is still reset whole.
     fn touched_file(&self) -> PathBuf {
         self.repo.path().join("patchgrade-touched")
+    }
+
+    /// What the checkout does not hold that the repository's users may expect: submodules
+    /// (left as empty directories: libgit2 does not fetch them) and Git LFS files (left as
+    /// their pointer text: no smudge filter runs). Read from `.gitmodules` and
+    /// `.gitattributes` at the root of the base tree, so no tree walk.
+    pub fn caveats(&self) -> Vec<Caveat> {
+        let Ok(tree) = self.repo.find_commit(self.commit).and_then(|c| c.tree()) else {
+            return Vec::new();
+        };
+        let text = |name: &str| -> Option<String> {
+            let entry = tree.get_path(Path::new(name)).ok()?;
+            let blob = entry.to_object(&self.repo).ok()?.peel_to_blob().ok()?;
+            Some(String::from_utf8_lossy(blob.content()).into_owned())
+        };
+        let mut caveats = Vec::new();
+        if let Some(modules) = text(".gitmodules") {
+            let paths: Vec<String> = modules
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("path"))
+                .filter_map(|l| l.trim_start().strip_prefix('='))
+                .map(|p| p.trim().to_string())
+                .collect();
+            if !paths.is_empty() {
+                caveats.push(Caveat::Submodules(paths));
+            }
+        }
+        if let Some(attributes) = text(".gitattributes") {
+            let patterns: Vec<String> = attributes
+                .lines()
+                .filter(|l| l.split_whitespace().any(|a| a == "filter=lfs"))
+                .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+                .collect();
+            if !patterns.is_empty() {
+                caveats.push(Caveat::LfsPointers(patterns));
+            }
+        }
+        caveats
     }
 
     /// The checkout's root.

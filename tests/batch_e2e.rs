@@ -601,3 +601,113 @@ fn check_caches_by_default_and_sees_a_changed_toolchain() {
     assert!(cached(&check(&[], Some(&path))));
     f.assert_untouched(&before);
 }
+
+/// What a result says about its task, without timings and paths.
+fn graded_results(out: &Path) -> BTreeMap<String, Value> {
+    std::fs::read_dir(out.join("results"))
+        .expect("results dir")
+        .flatten()
+        .map(|e| {
+            let v: Value = serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
+            let tests: Vec<Value> = v["tests"]
+                .as_array()
+                .map(|t| {
+                    t.iter()
+                        .map(|t| json!([t["id"], t["status"], t["base_status"], t["message"]]))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (
+                v["task"]["instance_id"].as_str().unwrap().to_string(),
+                json!([v["outcome"], tests, v["error"]["cause"]]),
+            )
+        })
+        .collect()
+}
+
+/// `--jobs 16` on two cores over 27 tasks grades exactly as `--jobs 1`.
+#[test]
+fn sixteen_jobs_on_two_cores_grade_as_one() {
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let (mut tasks, mut preds) = (Vec::new(), Vec::new());
+    let (nine, nine_preds) = nine_tasks(&f);
+    for copy in 0..3 {
+        for (mut t, mut p) in nine.clone().into_iter().zip(nine_preds.clone()) {
+            let id = format!("{}-{copy}", t["instance_id"].as_str().unwrap());
+            t["instance_id"] = json!(id);
+            p["instance_id"] = json!(id);
+            tasks.push(t);
+            preds.push(p);
+        }
+    }
+    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
+    let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds);
+    let serial = f.scratch.join("serial");
+    let wide = f.scratch.join("wide");
+    assert_eq!(
+        batch(&f, &tasks, &preds, &serial, &["--jobs", "1", "--no-cache"]).code,
+        0
+    );
+    let run = batch(&f, &tasks, &preds, &wide, &["--jobs", "16", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (a, b) = (graded_results(&serial), graded_results(&wide));
+    assert_eq!(a.len(), 27);
+    assert_eq!(a, b);
+    f.assert_untouched(&before);
+}
+
+/// Results that cannot be written (a full disk) stop the run with the file and the reason,
+/// and leave no partial result. Needs a small tmpfs, mounted in a user namespace.
+#[test]
+fn a_full_disk_stops_the_batch_with_no_partial_result() {
+    let unshare = std::process::Command::new("unshare")
+        .args(["-rm", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !unshare {
+        assert!(
+            std::env::var_os("PATCHGRADE_ALL_RUNNERS").is_none(),
+            "`unshare -rm` does not work here, and PATCHGRADE_ALL_RUNNERS is set"
+        );
+        eprintln!("SKIPPED: `unshare -rm` does not work here");
+        return;
+    }
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let (tasks, preds) = nine_tasks(&f);
+    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks[..2]);
+    let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds[..2]);
+    let out = f.scratch.join("small-disk");
+    std::fs::create_dir_all(&out).unwrap();
+    let args = batch_args(&tasks, &preds, &out, &["--jobs", "1", "--no-cache"]);
+    let script = format!(
+        "mount -t tmpfs -o size=12k tmpfs {out} && {bin} \"$@\"; status=$?; \
+         find {out} -type f -printf '%P %s\\n' > {listing}; exit $status",
+        out = out.display(),
+        bin = common::BIN,
+        listing = f.scratch.join("listing").display(),
+    );
+    let run = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script, "sh"])
+        .args(&args)
+        .env("TMPDIR", &f.tmp)
+        .env("XDG_CACHE_HOME", f.cache_home())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot write") && stderr.contains("No space left on device"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Whatever was written is whole: every result parses, no temporary is left.
+    let listing = std::fs::read_to_string(f.scratch.join("listing")).unwrap();
+    assert!(!listing.contains(".partial"), "{listing}");
+    assert!(
+        !listing.contains("results/calc"),
+        "a result was written to a full disk: {listing}"
+    );
+    f.assert_untouched(&before);
+}

@@ -1,0 +1,14 @@
+//! The JUnit reader on arbitrary bytes: an error or a report, never a panic, and every case
+//! pointing at a suite that exists.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use patchgrade::junit::Report;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(report) = Report::parse(data) {
+        for case in &report.cases {
+            assert!(case.suite < report.suites.len());
+        }
+    }
+});
