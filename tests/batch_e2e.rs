@@ -273,11 +273,22 @@ fn compare_shows_transitions_and_paired_tests() {
 }
 
 #[test]
-fn a_killed_batch_resumes_where_it_stopped() {
+fn a_batch_stopped_with_ctrl_c_resumes_where_it_stopped() {
+    stop_and_resume(nix::sys::signal::Signal::SIGINT, 130);
+}
+
+#[test]
+fn a_batch_stopped_with_sigterm_resumes_where_it_stopped() {
+    stop_and_resume(nix::sys::signal::Signal::SIGTERM, 143);
+}
+
+/// Stop a batch with `signal` while a task's test hangs, then resume it.
+fn stop_and_resume(signal: nix::sys::signal::Signal, code: i32) {
     let f = Fixture::calc();
+    let before = f.snapshot();
     let (mut tasks, mut preds) = nine_tasks(&f);
     // Graded fourth (ids in order, one at a time: breaking-resolved, empty, error, f-hang): a test command that hangs.
-    let marker = format!("patchgrade-batch-hang-{}", std::process::id());
+    let marker = format!("patchgrade-batch-hang-{signal}-{}", std::process::id());
     tasks.push(task(
         "calc-f-hang",
         &f.repo,
@@ -304,13 +315,10 @@ fn a_killed_batch_resumes_where_it_stopped() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let written: BTreeMap<PathBuf, Vec<u8>> = files(&out.join("results"));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .expect("SIGINT");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).expect("signal");
     let status = child.wait().expect("batch exits");
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(code));
+    f.assert_untouched(&before);
     assert!(
         processes_with(&marker).is_empty(),
         "the hanging test was killed"

@@ -164,7 +164,18 @@ impl Fixture {
         self.run_with_stdin(args, None)
     }
 
+    /// Run patchgrade to its end. Every run is checked: the user's repository is byte for
+    /// byte as before it, and nothing is left in TMPDIR.
     pub fn run_with_stdin(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
+        let before = self.repo.exists().then(|| self.snapshot());
+        let run = self.run_unchecked(args, stdin);
+        if let Some(before) = before {
+            self.assert_untouched(&before);
+        }
+        run
+    }
+
+    fn run_unchecked(&self, args: &[&str], stdin: Option<&[u8]>) -> Run {
         let mut c = self.command(args);
         c.stdin(if stdin.is_some() {
             Stdio::piped()
@@ -197,7 +208,8 @@ impl Fixture {
         out
     }
 
-    /// The repository is byte for byte as before and nothing is left in TMPDIR.
+    /// The repository is byte for byte as before and nothing is left in TMPDIR. [`Fixture::run`]
+    /// checks this after every run; tests that spawn patchgrade themselves call it.
     pub fn assert_untouched(&self, before: &BTreeMap<PathBuf, (Vec<u8>, u32)>) {
         let after = self.snapshot();
         let changed: Vec<_> = before

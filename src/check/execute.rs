@@ -1,0 +1,341 @@
+//! Running the tests in a prepared checkout: setup, attempts, retries, and what their logs
+//! say when a run cannot be judged.
+
+use super::*;
+
+impl Check {
+    /// Setup, then the tests, in one prepared checkout: a first attempt (again without the ids
+    /// the runner refused, if it refused some), then `--retries` rounds of the tests that did
+    /// not pass.
+    pub(super) async fn execute(
+        &self,
+        plan: &Plan,
+        dir: &Path,
+        workdir: &Path,
+        keep: bool,
+    ) -> Execution {
+        let workdir = workdir.to_path_buf();
+        let started = Instant::now();
+        let mut info = RunInfo {
+            dir: keep.then(|| dir.to_path_buf()),
+            ..RunInfo::default()
+        };
+        let runner = Attempts {
+            check: self,
+            plan,
+            dir,
+            env: self.env_for(plan, &workdir),
+            workdir: workdir.clone(),
+        };
+        let evidence = async {
+            if let Some(setup) = &self.setup_cmd {
+                let setup = runner.spec(runner::with_workdir(setup, &workdir), "setup");
+                match process::run(&setup).await {
+                    Ok(f) if f.termination == Termination::Exited(0) => {}
+                    Ok(f) => {
+                        return Err((
+                            ErrorCause::SetupFailed,
+                            explain("setup command", f.termination, self.timeout, "", &setup),
+                        ));
+                    }
+                    Err(e) => {
+                        return Err((
+                            ErrorCause::SetupFailed,
+                            format!("setup command could not start: {e}"),
+                        ));
+                    }
+                }
+            }
+            let syntax = plan.command.ids;
+            let requested = plan.requested();
+            let all: Vec<String> = requested.iter().map(|(id, _)| id.to_string()).collect();
+            let mut evidence = Evidence::default();
+            let first = runner.attempt(&all, 0, &mut info).await?;
+            let report = if first.report.cases.is_empty() {
+                // pytest refuses the whole run for one unknown id: leave the refused ids out
+                // and run the others again.
+                let rejected = runner::rejected_ids(syntax, &first.output(), &all);
+                let mut rest: Vec<String> = all
+                    .iter()
+                    .filter(|id| !rejected.iter().any(|(r, _)| r == *id))
+                    .cloned()
+                    .collect();
+                if rejected.is_empty() || rest.is_empty() {
+                    return Err(first.empty_report_error(self.timeout));
+                }
+                // The files of ids that exist but name no test are run whole, so the report
+                // holds the ids the user might have meant.
+                for (id, why) in &rejected {
+                    let file = id.split("::").next().unwrap_or_default();
+                    if why == "not found" && !rest.iter().any(|r| r == file) {
+                        rest.push(file.to_string());
+                    }
+                }
+                evidence.rejected = rejected;
+                let again = runner.attempt(&rest, 1, &mut info).await?;
+                if again.report.cases.is_empty() {
+                    return Err(again.empty_report_error(self.timeout));
+                }
+                again.report
+            } else {
+                first.report
+            };
+            evidence.attempts.push(report);
+            for _ in 0..self.retries {
+                let again = retry_candidates(syntax, requested, &evidence);
+                if again.is_empty() {
+                    break;
+                }
+                let n = info.attempts;
+                // A retry that cannot be read adds nothing; the attempts so far stand.
+                match runner.attempt(&again, n, &mut info).await {
+                    Ok(retry) => evidence.attempts.push(retry.report),
+                    Err(_) => break,
+                }
+            }
+            Ok(evidence)
+        }
+        .await;
+        info.duration_ms = ms(started.elapsed());
+        Execution { info, evidence }
+    }
+
+    /// The environment of the commands: `{workdir}` filled in, and the preset's removals unless
+    /// the user set the variable.
+    pub(super) fn env_for(
+        &self,
+        plan: &Plan,
+        workdir: &Path,
+    ) -> (Vec<(String, String)>, Vec<String>) {
+        let env: Vec<(String, String)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), runner::with_workdir_raw(v, workdir)))
+            .collect();
+        let remove: Vec<String> = plan
+            .command
+            .preset
+            .map(|p| p.env_remove())
+            .unwrap_or_default()
+            .iter()
+            .filter(|k| !env.iter().any(|(e, _)| e == *k))
+            .map(|k| k.to_string())
+            .collect();
+        (env, remove)
+    }
+}
+
+/// Runs the test command in one checkout.
+pub(super) struct Attempts<'a> {
+    pub(super) check: &'a Check,
+    pub(super) plan: &'a Plan,
+    pub(super) dir: &'a Path,
+    pub(super) workdir: PathBuf,
+    pub(super) env: (Vec<(String, String)>, Vec<String>),
+}
+
+/// One finished attempt whose report could be read.
+pub(super) struct Attempt {
+    pub(super) report: Report,
+    pub(super) termination: Termination,
+    pub(super) spec: process::Spec,
+}
+
+impl Attempt {
+    /// The end of both logs, where runners say which ids they refused.
+    fn output(&self) -> String {
+        const MAX: u64 = 256 * 1024;
+        let read = |p: &Path| String::from_utf8_lossy(&process::tail(p, MAX)).into_owned();
+        format!("{}\n{}", read(&self.spec.stdout), read(&self.spec.stderr))
+    }
+
+    /// No test case at all is not an observation of the requested tests: pytest, for one,
+    /// writes such a report when it rejects an id. (A module that fails to import still leaves
+    /// an error test case, and is graded.)
+    fn empty_report_error(&self, timeout: Duration) -> (ErrorCause, String) {
+        (
+            ErrorCause::EmptyReport,
+            explain(
+                "test command",
+                self.termination,
+                timeout,
+                " and its JUnit report holds no test case",
+                &self.spec,
+            ),
+        )
+    }
+}
+
+impl Attempts<'_> {
+    fn spec(&self, script: String, log: &str) -> process::Spec {
+        process::Spec {
+            script,
+            cwd: self.workdir.clone(),
+            env: self.env.0.clone(),
+            env_remove: self.env.1.clone(),
+            timeout: self.check.timeout,
+            stdout: self.dir.join(format!("{log}.stdout.log")),
+            stderr: self.dir.join(format!("{log}.stderr.log")),
+        }
+    }
+
+    /// Run the tests for these ids once; attempt `n` writes `junit-n` (the first, `junit`).
+    async fn attempt(
+        &self,
+        ids: &[String],
+        n: usize,
+        info: &mut RunInfo,
+    ) -> Result<Attempt, (ErrorCause, String)> {
+        let command = &self.plan.command;
+        let suffix = if n == 0 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let dir_report = command.preset.is_some_and(|p| p.junit_is_dir());
+        let junit = self.dir.join(if dir_report {
+            format!("junit{suffix}")
+        } else {
+            format!("junit{suffix}.xml")
+        });
+        let run_forms = dedup(
+            &ids.iter()
+                .map(|id| command.ids.run_form(id))
+                .collect::<Vec<_>>(),
+        );
+        let tests = match command.preset {
+            Some(preset) => preset.select(&run_forms, &self.workdir),
+            None => shell_words::join(&run_forms),
+        };
+        let script = command.template.render(&tests, &junit, &self.workdir);
+        let spec = self.spec(script.clone(), &format!("test{suffix}"));
+        info.attempts += 1;
+        if n == 0 {
+            info.command = Some(script);
+        }
+        let finished = process::run(&spec).await.map_err(|e| {
+            (
+                ErrorCause::CommandFailedToStart,
+                format!("test command could not start: {e}"),
+            )
+        })?;
+        if n == 0 {
+            info.termination = Some(finished.termination);
+        }
+        if finished.termination == Termination::TimedOut {
+            return Err((
+                ErrorCause::Timeout,
+                format!(
+                    "test command {}",
+                    describe(finished.termination, self.check.timeout)
+                ),
+            ));
+        }
+        let report = Report::read(&junit).map_err(|e| match e {
+            JunitError::Missing(_) | JunitError::EmptyDir(_) => (
+                ErrorCause::NoReport,
+                explain(
+                    "test command",
+                    finished.termination,
+                    self.check.timeout,
+                    " and wrote no JUnit report",
+                    &spec,
+                ),
+            ),
+            other => (ErrorCause::UnreadableReport, other.to_string()),
+        })?;
+        if info.dir.is_some() {
+            info.reports.push(junit);
+        }
+        Ok(Attempt {
+            report,
+            termination: finished.termination,
+            spec,
+        })
+    }
+}
+
+pub(super) struct Execution {
+    pub(super) info: RunInfo,
+    pub(super) evidence: Result<Evidence, (ErrorCause, String)>,
+}
+
+/// How much of each log [`Check::logs`] keeps: the end, where runners write their errors.
+pub const LOG_TAIL: u64 = 1024 * 1024;
+
+/// Copy each run's logs (their tails) out of the run directory; best effort, as logs are an
+/// aid and never part of the verdict.
+pub(super) fn copy_logs(root: &Path, to: &Path) {
+    let _ = std::fs::create_dir_all(to);
+    for run in ["candidate", "baseline"] {
+        let Ok(entries) = std::fs::read_dir(root.join(run)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(".log") {
+                let tail = process::tail(&entry.path(), LOG_TAIL);
+                let _ = std::fs::write(to.join(format!("{run}-{name}")), tail);
+            }
+        }
+    }
+}
+
+pub(super) fn describe(t: Termination, timeout: Duration) -> String {
+    match t {
+        Termination::Exited(code) => format!("exited with code {code}"),
+        Termination::Signaled(sig) => format!("was killed by signal {sig}"),
+        Termination::TimedOut => format!(
+            "timed out after {} and its process group was killed",
+            humantime::format_duration(timeout)
+        ),
+    }
+}
+
+/// `<what> exited with code 4<detail>; its output ends with: <tail>`.
+pub(super) fn explain(
+    what: &str,
+    t: Termination,
+    timeout: Duration,
+    detail: &str,
+    spec: &process::Spec,
+) -> String {
+    format!(
+        "{what} {}{detail}; its output ends with:\n{}",
+        describe(t, timeout),
+        log_tail(spec)
+    )
+}
+
+/// The last lines of a command's stderr (or stdout when stderr is empty), for error messages.
+pub(super) fn log_tail(spec: &process::Spec) -> String {
+    const MAX: u64 = 2000;
+    let read = |path: &Path| {
+        String::from_utf8_lossy(&process::tail(path, MAX))
+            .trim()
+            .to_string()
+    };
+    let err = read(&spec.stderr);
+    let text = if err.is_empty() {
+        read(&spec.stdout)
+    } else {
+        err
+    };
+    if text.is_empty() {
+        "(no output)".into()
+    } else {
+        text.lines()
+            .rev()
+            .take(15)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+pub(crate) fn ms(d: Duration) -> u64 {
+    d.as_millis().try_into().unwrap_or(u64::MAX)
+}

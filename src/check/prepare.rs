@@ -1,0 +1,212 @@
+//! Preparing the checkouts of a check: the candidate (patch, protection, hidden tests) and the
+//! baseline, in a temporary run directory or a pool's slot.
+
+use super::*;
+
+/// The candidate checkout, prepared. A candidate that does not apply is an outcome
+/// (`patch-failed`), not a failure to prepare.
+pub(super) enum Candidate {
+    /// Applied, and ready for its tests.
+    Applied(AppliedCandidate),
+    /// Did not apply.
+    Rejected(ApplyFailure),
+}
+
+/// A candidate checkout with the patch (and the test patch) applied.
+pub(super) struct AppliedCandidate {
+    /// How the patch applied.
+    pub(super) applied: Applied,
+    /// Its edits to protected paths (reverted with `--on-protected-edit revert`).
+    pub(super) protected: Vec<String>,
+    /// Its edits replaced by the test patch's files.
+    pub(super) overridden: Vec<String>,
+    /// What the checkout lacks (submodules, LFS content).
+    pub(super) caveats: Vec<Caveat>,
+    pub(super) prepared: Prepared,
+}
+
+/// Why a checkout could not be prepared.
+pub(super) enum Prep {
+    /// The test patch does not apply: the task is broken.
+    TestPatch(ApplyFailure),
+    /// I/O or git trouble.
+    Checkout(String),
+}
+
+impl Prep {
+    pub(super) fn describe(&self) -> (ErrorCause, String) {
+        match self {
+            Prep::TestPatch(f) => (
+                ErrorCause::TestPatchDoesNotApply,
+                format!("test patch does not apply: {f}"),
+            ),
+            Prep::Checkout(m) => (ErrorCause::CheckoutFailed, m.clone()),
+        }
+    }
+}
+
+pub(super) fn prepare_candidate(
+    source: &Source,
+    candidate: &Patch,
+    test_patch: Option<&Patch>,
+    dir: &Path,
+    pool: Option<&WorkdirPool>,
+    strict: bool,
+    protection: &Protection,
+) -> Result<Candidate, Prep> {
+    let protected = protection.edits(candidate.files());
+    if protection.action == OnProtectedEdit::Reject && !protected.is_empty() {
+        return Ok(Candidate::Rejected(ApplyFailure {
+            file: protected.first().cloned(),
+            hunk: None,
+            message: format!(
+                "refused: the patch edits protected paths ({}); --on-protected-edit reject",
+                protected.join(", ")
+            ),
+        }));
+    }
+    let (checkout, prepared) = create_checkout(source, dir, pool)?;
+    let applied = match checkout.apply(candidate, strict) {
+        Ok(applied) => applied,
+        Err(failure) => return Ok(Candidate::Rejected(failure)),
+    };
+    if protection.action == OnProtectedEdit::Revert {
+        checkout
+            .restore(&protected)
+            .map_err(|e| Prep::Checkout(e.to_string()))?;
+    }
+    let Some(tp) = test_patch else {
+        return Ok(Candidate::Applied(AppliedCandidate {
+            applied,
+            protected,
+            overridden: Vec::new(),
+            caveats: checkout.caveats(),
+            prepared,
+        }));
+    };
+    // The hidden tests win: every file they touch goes back to base before they apply, and
+    // a link the candidate put on their way is removed.
+    let mut overridden: Vec<String> = candidate
+        .files()
+        .iter()
+        .filter(|f| tp.files().contains(f))
+        .cloned()
+        .collect();
+    let links = checkout
+        .restore(tp.files())
+        .map_err(|e| Prep::Checkout(e.to_string()))?;
+    for link in links {
+        if !overridden.contains(&link) {
+            overridden.push(link);
+        }
+    }
+    // The task's own tests apply exactly or the task is broken: fuzz would hide that.
+    checkout.apply(tp, true).map_err(Prep::TestPatch)?;
+    Ok(Candidate::Applied(AppliedCandidate {
+        applied,
+        protected,
+        overridden,
+        caveats: checkout.caveats(),
+        prepared,
+    }))
+}
+
+pub(super) fn prepare_baseline(
+    source: &Source,
+    test_patch: Option<&Patch>,
+    dir: &Path,
+    pool: Option<&WorkdirPool>,
+) -> Result<Prepared, Prep> {
+    let (checkout, prepared) = create_checkout(source, dir, pool)?;
+    if let Some(tp) = test_patch {
+        checkout.apply(tp, true).map_err(Prep::TestPatch)?;
+    }
+    Ok(prepared)
+}
+
+/// A checkout ready for its tests: where it is, and the pool slot it holds, if any.
+pub(super) struct Prepared {
+    pub(super) workdir: PathBuf,
+    pub(super) _lease: Option<pool::Lease>,
+}
+
+/// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
+/// pool.
+pub(super) fn create_checkout(
+    source: &Source,
+    dir: &Path,
+    pool: Option<&WorkdirPool>,
+) -> Result<(Checkout, Prepared), Prep> {
+    std::fs::create_dir_all(dir).map_err(|e| Prep::Checkout(format!("{}: {e}", dir.display())))?;
+    let (checkout, lease) = match pool {
+        Some(pool) => pool
+            .acquire(source)
+            .map(|(c, lease)| (c, Some(lease)))
+            .map_err(|e| Prep::Checkout(e.to_string()))?,
+        None => Checkout::create(source, &dir.join("work"))
+            .map(|c| (c, None))
+            .map_err(|e| Prep::Checkout(e.to_string()))?,
+    };
+    let prepared = Prepared {
+        workdir: checkout.workdir().to_path_buf(),
+        _lease: lease,
+    };
+    Ok((checkout, prepared))
+}
+
+/// Run blocking checkout work off the async threads. The closure holds the run root alive, so
+/// a cancelled check still removes its directory only after the work has stopped writing to it.
+pub(super) async fn blocking<T: Send + 'static>(
+    root: Arc<RunRoot>,
+    work: impl FnOnce() -> Result<T, Prep> + Send + 'static,
+) -> Result<T, Prep> {
+    tokio::task::spawn_blocking(move || {
+        let result = work();
+        drop(root);
+        result
+    })
+    .await
+    .unwrap_or_else(|e| Err(Prep::Checkout(format!("checkout task failed: {e}"))))
+}
+
+/// The directory holding both runs: temporary (removed on drop) or kept.
+pub(super) enum RunRoot {
+    Temp(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl RunRoot {
+    pub(super) fn new(keep: Option<&Path>) -> Result<RunRoot, CheckError> {
+        let dir_error = |path: &Path, reason: String| CheckError::Dir {
+            path: path.to_path_buf(),
+            reason,
+        };
+        match keep {
+            None => tempfile::Builder::new()
+                .prefix("patchgrade-")
+                .tempdir()
+                .map(RunRoot::Temp)
+                .map_err(|e| dir_error(&std::env::temp_dir(), e.to_string())),
+            Some(dir) => {
+                for run in ["candidate", "baseline"] {
+                    if dir.join(run).exists() {
+                        return Err(dir_error(
+                            &dir.join(run),
+                            "already exists (--keep needs a fresh directory)".into(),
+                        ));
+                    }
+                }
+                std::fs::create_dir_all(dir).map_err(|e| dir_error(dir, e.to_string()))?;
+                let dir = std::fs::canonicalize(dir).map_err(|e| dir_error(dir, e.to_string()))?;
+                Ok(RunRoot::Kept(dir))
+            }
+        }
+    }
+
+    pub(super) fn path(&self) -> &Path {
+        match self {
+            RunRoot::Temp(t) => t.path(),
+            RunRoot::Kept(p) => p,
+        }
+    }
+}
