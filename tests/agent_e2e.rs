@@ -333,6 +333,7 @@ fn mcp_check_patch_over_stdio() {
 #[test]
 fn mcp_redacts_hidden_tests() {
     let f = Fixture::calc();
+    let before = f.snapshot();
     let mut client = Client::start(&f, &["--redact-f2p"]);
     initialize(&mut client);
     let diff = std::fs::read_to_string(patch("work-in-progress")).unwrap();
@@ -344,11 +345,13 @@ fn mcp_redacts_hidden_tests() {
     assert!(!all.contains("test_errors"), "{all}");
     assert_eq!(result["structuredContent"]["f2p"]["total"], 2);
     assert!(client.finish().success());
+    f.assert_untouched(&before);
 }
 
 #[test]
 fn agent_loop_example_stops_at_the_resolving_patch() {
     let f = Fixture::calc();
+    let before = f.snapshot();
     let script = common::root().join("examples/agent_loop.py");
     let out = Command::new("python3")
         .arg(&script)
@@ -362,9 +365,11 @@ fn agent_loop_example_stops_at_the_resolving_patch() {
             &patch("no-op"),
         ])
         .env("TMPDIR", &f.tmp)
+        .env("XDG_CACHE_HOME", f.cache_home())
         .current_dir(&f.repo)
         .output()
         .expect("python3 runs");
+    f.assert_untouched(&before);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -403,6 +408,7 @@ fn submit_hook_grades_the_working_tree_and_blocks_a_regression() {
             .env("PATCHGRADE_TASK", task())
             .env("PATH", &path)
             .env("TMPDIR", &f.tmp)
+            .env("XDG_CACHE_HOME", f.cache_home())
             .current_dir(&f.repo)
             .output()
             .expect("hook runs")
@@ -418,7 +424,9 @@ fn submit_hook_grades_the_working_tree_and_blocks_a_regression() {
     // After a fix in the working tree (a new file included), the hook lets it through.
     common::git(&f.repo, &["checkout", "--", "."]);
     common::git(&f.repo, &["apply", &patch("resolved")]);
+    let before = f.snapshot();
     let out = run(&f);
+    f.assert_untouched(&before);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
