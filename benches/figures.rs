@@ -18,6 +18,12 @@ fn main() {
     if let Ok(path) = std::env::var("PATCHGRADE_BENCH_READ") {
         return read_child(Path::new(&path));
     }
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it,
+    // and a test run must not spend minutes measuring.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("figures: run with `scripts/bench` or `cargo bench --bench figures`");
+        return;
+    }
     let names: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
