@@ -194,17 +194,8 @@ struct TaskArgs {
     /// Keep the checkouts and logs under DIR.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
-    /// Baseline cache: repeated checks of one task run its baseline once [default:
-    /// $XDG_CACHE_HOME/patchgrade, else ~/.cache/patchgrade]
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Run the baseline even when the cache holds it, and store nothing.
-    #[arg(long, conflicts_with = "cache_dir")]
-    no_cache: bool,
-    /// Keep checkouts in DIR between runs and reset one before each use, instead of making a
-    /// fresh checkout each time (ignored build output stays).
-    #[arg(long, value_name = "DIR")]
-    workdir_pool: Option<PathBuf>,
+    #[command(flatten)]
+    reuse: cli::ReuseArgs,
 }
 
 #[tokio::main]
@@ -451,21 +442,15 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     if let Some(dir) = args.keep {
         check = check.keep(dir);
     }
-    let cache_dir = match args.no_cache {
-        true => None,
-        false => args
-            .cache_dir
-            .or_else(patchgrade::BaselineCache::default_dir),
-    };
-    if let Some(dir) = cache_dir {
-        check = check.baseline_cache(std::sync::Arc::new(patchgrade::BaselineCache::new(dir)));
+    if let Some(cache) = args.reuse.cache(patchgrade::BaselineCache::default_dir()) {
+        check = check.baseline_cache(cache);
+    }
+    if let Some(pool) = args.reuse.pool() {
+        check = check.workdir_pool(pool);
     }
     check = check
         .strict_apply(args.apply.strict_apply)
         .protection(args.apply.protection()?);
-    if let Some(dir) = args.workdir_pool {
-        check = check.workdir_pool(patchgrade::WorkdirPool::new(dir));
-    }
     if let Some(id) = task.instance_id {
         check = check.instance_id(id);
     }

@@ -67,6 +67,41 @@ impl PatchArgs {
     }
 }
 
+/// What is kept between runs (baselines, checkouts): shared by `check`, `mcp` and `batch`.
+#[derive(clap::Args)]
+pub struct ReuseArgs {
+    /// Baseline cache: repeated checks of one task run its baseline once [default: check and
+    /// mcp: $XDG_CACHE_HOME/patchgrade, else ~/.cache/patchgrade; batch: OUT/cache]
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
+    /// Run the baseline even when the cache holds it, and store nothing.
+    #[arg(long, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
+    /// Keep checkouts in DIR between runs and reset one before each use, instead of making a
+    /// fresh checkout each time (ignored build output stays).
+    #[arg(long, value_name = "DIR")]
+    pub workdir_pool: Option<std::path::PathBuf>,
+}
+
+impl ReuseArgs {
+    /// The cache these flags ask for: `--cache-dir`, else `default`; none with `--no-cache`.
+    pub fn cache(
+        &self,
+        default: Option<std::path::PathBuf>,
+    ) -> Option<std::sync::Arc<patchgrade::BaselineCache>> {
+        if self.no_cache {
+            return None;
+        }
+        let dir = self.cache_dir.clone().or(default)?;
+        Some(std::sync::Arc::new(patchgrade::BaselineCache::new(dir)))
+    }
+
+    /// The pool of reusable checkouts, if asked for.
+    pub fn pool(&self) -> Option<patchgrade::WorkdirPool> {
+        self.workdir_pool.clone().map(patchgrade::WorkdirPool::new)
+    }
+}
+
 /// Write a command's output to stdout. A closed pipe or a full disk is an error to report, not
 /// a panic (`print!` panics).
 pub fn stdout(text: &str) -> Result<()> {

@@ -4,10 +4,9 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use patchgrade::batch::{self, Defaults, Event, Options, Plan, Shard};
 use patchgrade::dataset::{Config, read_predictions, read_tasks};
-use patchgrade::{BaselineCache, compare, summary};
+use patchgrade::{compare, summary};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct BatchArgs {
@@ -38,15 +37,8 @@ pub struct BatchArgs {
     /// With --resume, grade again the tasks whose result is `error`.
     #[arg(long)]
     retry_errors: bool,
-    /// Baseline cache [default: OUT/cache]
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Run every baseline, and store none.
-    #[arg(long, conflicts_with = "cache_dir")]
-    no_cache: bool,
-    /// Keep checkouts in DIR between tasks and reset one before each use (see `check`).
-    #[arg(long, value_name = "DIR")]
-    workdir_pool: Option<PathBuf>,
+    #[command(flatten)]
+    reuse: super::ReuseArgs,
     #[command(
         flatten,
         next_help_heading = "For tasks that set none (nor their config entry)"
@@ -122,14 +114,10 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
         jobs: args.jobs.unwrap_or(cores),
         resume: args.resume,
         retry_errors: args.retry_errors,
-        pool: args.workdir_pool.map(patchgrade::WorkdirPool::new),
+        pool: args.reuse.pool(),
         strict_apply: args.apply.strict_apply,
         protection: args.apply.protection()?,
-        cache: (!args.no_cache).then(|| {
-            Arc::new(BaselineCache::new(
-                args.cache_dir.unwrap_or_else(|| args.out.join("cache")),
-            ))
-        }),
+        cache: args.reuse.cache(Some(args.out.join("cache"))),
         defaults: Defaults {
             runner: args.command.runner,
             test_cmd: args.command.test_cmd,
