@@ -4,9 +4,7 @@
 //!
 //! Every figure is the median of several alternating rounds; nothing here asserts a time.
 
-use patchgrade::junit::Report;
-use patchgrade::patch::Patch;
-use patchgrade::workspace::{Checkout, Source};
+use patchgrade::internals::{Checkout, Patch, Report, Source};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -3,44 +3,67 @@
 //! baseline on the unpatched base), reads their JUnit XML and classifies the outcome into
 //! one of nine [`Outcome`]s.
 //!
-//! The pipeline is [`Check`] → [`Verdict`]; the binary is a thin layer over it.
+//! The crate is laid out by pipeline stage, and each stage imports only from the stages
+//! listed before it:
+//!
+//! | stage | takes | hands on |
+//! |---|---|---|
+//! | `util` | bytes, durations, names | hashes, atomic files, name tables |
+//! | `observe` | JUnit reports | [`Evidence`](internals::Evidence): testcases and statuses |
+//! | `workspace` | repository, base, patches | a checkout, how the patch applied |
+//! | `run` | a [`TestCommand`] and a checkout | how the command ended, its logs |
+//! | `judge` | the evidence of both runs | a [`Verdict`] |
+//! | [`report`] | a verdict | text: human, feedback, JUnit, JSON |
+//! | [`task`] | task files, values written by hand | a [`TaskFile`](task::TaskFile) layer |
+//! | `check` | a [`Check`] | a verdict, from the stages above |
+//! | [`harness`] | datasets, predictions, results | results, summaries, comparisons |
+//! | [`mcp`] | an agent's tool calls | feedback and verdicts |
+//!
+//! [`Evidence`](internals::Evidence) (what was observed) and [`Verdict`] (what was judged)
+//! are the contracts between stages; the binary is a thin layer over [`Check`],
+//! [`FromReports`] and the harness.
 
-pub mod atomic;
-pub mod batch;
-pub mod cache;
-pub mod check;
-pub mod classify;
-pub mod compare;
-pub mod dataset;
-mod draft;
-pub mod fuzzy;
-pub mod grade;
-pub mod ids;
-pub mod junit;
+#![warn(missing_docs)]
+
+mod check;
+pub mod harness;
+mod judge;
 pub mod mcp;
-pub mod merge;
-pub mod outcome;
-pub mod patch;
-pub mod pool;
-pub mod process;
-pub mod protect;
+mod observe;
 pub mod report;
-pub mod runner;
-pub mod stats;
-pub mod status;
-pub mod summary;
+mod run;
 pub mod task;
-pub mod verdict;
-pub mod workspace;
+mod util;
+mod workspace;
 
-pub use cache::BaselineCache;
-pub use check::{Check, CheckError, TestCommand};
-pub use ids::IdSyntax;
-pub use outcome::{Level, Outcome};
-pub use pool::WorkdirPool;
-pub use runner::Preset;
-pub use status::TestStatus;
-pub use verdict::Verdict;
+pub use check::{
+    BaselineCache, Check, CheckOptions, DEFAULT_TIMEOUT, Error, FromReports, LOG_TAIL,
+};
+pub use judge::verdict;
+pub use judge::{Level, Outcome, Verdict};
+pub use observe::{IdSyntax, TestStatus};
+pub use run::{MissingJunit, Preset, TestCommand, UnknownPreset};
+pub use workspace::{OnProtectedEdit, Protection, WorkdirPool};
+
+/// Error types of the inputs, for matching on what went wrong.
+pub mod errors {
+    pub use crate::judge::outcome::UnknownOutcome;
+    pub use crate::observe::ids::UnknownSyntax;
+    pub use crate::observe::junit::JunitError;
+    pub use crate::workspace::protect::{BadGlob, UnknownAction};
+    pub use crate::workspace::{PatchError, SourceError};
+}
+
+/// Writing output files whole or not at all (for front ends that write reports).
+pub use util::atomic::write as write_atomically;
+
+/// Internals for the benchmarks and fuzz targets: not part of the API, may change any time.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::observe::ids::{Index, JsFlavor};
+    pub use crate::observe::{Evidence, Report};
+    pub use crate::workspace::{Checkout, Patch, Source};
+}
 
 /// The README's Rust examples compile.
 #[doc = include_str!("../README.md")]

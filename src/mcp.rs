@@ -26,10 +26,10 @@ pub struct Options {
 pub struct CheckPatchArgs {
     /// The candidate patch: a unified diff (`git diff` output) against the task's base.
     pub patch: String,
-    /// Fail-to-pass test ids, replacing the task's.
+    /// Fail-to-pass test ids, replacing the task's (its pass-to-pass ids stay).
     #[serde(default)]
     pub f2p: Option<Vec<String>>,
-    /// Pass-to-pass test ids, replacing the task's.
+    /// Pass-to-pass test ids, replacing the task's (its fail-to-pass ids stay).
     #[serde(default)]
     pub p2p: Option<Vec<String>>,
 }
@@ -67,11 +67,12 @@ impl Server {
         Parameters(args): Parameters<CheckPatchArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let mut check = self.task.clone().patch("patch", args.patch);
-        if args.f2p.is_some() || args.p2p.is_some() {
-            check = check
-                .clear_tests()
-                .f2p(args.f2p.unwrap_or_default())
-                .p2p(args.p2p.unwrap_or_default());
+        // A list the call gives replaces that list alone; the other stays the task's.
+        if let Some(f2p) = args.f2p {
+            check = check.replace_f2p(f2p);
+        }
+        if let Some(p2p) = args.p2p {
+            check = check.replace_p2p(p2p);
         }
         // Bad input is the caller's to fix: a tool error it can read, not a protocol error.
         let mut verdict = match check.run().await {

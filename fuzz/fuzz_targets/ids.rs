@@ -4,8 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use patchgrade::IdSyntax;
-use patchgrade::ids::{Index, JsFlavor};
-use patchgrade::junit::Report;
+use patchgrade::internals::{Index, Report};
 
 const REPORT: &str = r#"<testsuites><testsuite name="tests/a.test.js" file="tests/a.test.js">
 <testcase classname="tests.test_a.TestA" name="test_x[1-2]" file="tests/test_a.py"/>
@@ -19,22 +18,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(id) = std::str::from_utf8(data) else {
         return;
     };
-    let report = Report::parse(REPORT.as_bytes()).expect("the fixed report parses");
-    let syntaxes = [
-        IdSyntax::Pytest,
-        IdSyntax::Unittest,
-        IdSyntax::Nextest,
-        IdSyntax::Go,
-        IdSyntax::Js(JsFlavor::Jest),
-        IdSyntax::Js(JsFlavor::Vitest),
-        IdSyntax::Js(JsFlavor::Mocha),
-        IdSyntax::Js(JsFlavor::Node),
-        IdSyntax::Ctest,
-        IdSyntax::Phpunit,
-        IdSyntax::Java,
-        IdSyntax::ClassnameName,
-    ];
-    for syntax in syntaxes {
+    let report = Report::parse(REPORT.as_bytes(), std::path::Path::new("fixed.xml")).expect("the fixed report parses");
+    for syntax in IdSyntax::every() {
         let _ = syntax.run_form(id);
         let _ = Index::new(&report, syntax).resolve(id);
     }

@@ -3,10 +3,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use patchgrade::junit::Report;
+use patchgrade::internals::Report;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(report) = Report::parse(data) {
+    if let Ok(report) = Report::parse(data, std::path::Path::new("fuzz.xml")) {
         for case in &report.cases {
             assert!(case.suite < report.suites.len());
         }

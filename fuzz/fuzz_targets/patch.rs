@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use patchgrade::patch::Patch;
+use patchgrade::internals::Patch;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(Some(patch)) = Patch::parse(data) {

@@ -1,12 +1,24 @@
 //! Running the tests in a prepared checkout: setup, attempts, retries, and what their logs
 //! say when a run cannot be judged.
 
-use super::*;
+use super::{Check, Plan};
+use crate::judge::grade::retry_candidates;
+use crate::judge::verdict::{ErrorCause, RunInfo};
+use crate::observe::junit::JunitError;
+use crate::observe::{Evidence, Report};
+use crate::run::command::{with_workdir, with_workdir_raw};
+use crate::run::preset::rejected_ids;
+use crate::run::{Termination, process};
+use crate::util::time::ms;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 impl Check {
     /// Setup, then the tests, in one prepared checkout: a first attempt (again without the ids
     /// the runner refused, if it refused some), then `--retries` rounds of the tests that did
     /// not pass.
+    // Long because its steps share the run record and each depends on the one before:
+    // setup, the first attempt, a rerun without refused ids, then the retries.
     pub(super) async fn execute(
         &self,
         plan: &Plan,
@@ -29,7 +41,7 @@ impl Check {
         };
         let evidence = async {
             if let Some(setup) = &self.setup_cmd {
-                let setup = runner.spec(runner::with_workdir(setup, &workdir), "setup");
+                let setup = runner.spec(with_workdir(setup, &workdir), "setup");
                 match process::run(&setup).await {
                     Ok(f) if f.termination == Termination::Exited(0) => {}
                     Ok(f) => {
@@ -46,15 +58,15 @@ impl Check {
                     }
                 }
             }
-            let syntax = plan.command.ids;
+            let syntax = plan.command.ids();
             let requested = plan.requested();
-            let all: Vec<String> = requested.iter().map(|(id, _)| id.to_string()).collect();
+            let all = requested.ids();
             let mut evidence = Evidence::default();
             let first = runner.attempt(&all, 0, &mut info).await?;
             let report = if first.report.cases.is_empty() {
                 // pytest refuses the whole run for one unknown id: leave the refused ids out
                 // and run the others again.
-                let rejected = runner::rejected_ids(syntax, &first.output(), &all);
+                let rejected = rejected_ids(syntax, &first.output(), &all);
                 let mut rest: Vec<String> = all
                     .iter()
                     .filter(|id| !rejected.iter().any(|(r, _)| r == *id))
@@ -110,13 +122,11 @@ impl Check {
         let env: Vec<(String, String)> = self
             .env
             .iter()
-            .map(|(k, v)| (k.clone(), runner::with_workdir_raw(v, workdir)))
+            .map(|(k, v)| (k.clone(), with_workdir_raw(v, workdir)))
             .collect();
         let remove: Vec<String> = plan
             .command
-            .preset
-            .map(|p| p.env_remove())
-            .unwrap_or_default()
+            .env_remove()
             .iter()
             .filter(|k| !env.iter().any(|(e, _)| e == *k))
             .map(|k| k.to_string())
@@ -192,22 +202,13 @@ impl Attempts<'_> {
         } else {
             format!("-{n}")
         };
-        let dir_report = command.preset.is_some_and(|p| p.junit_is_dir());
-        let junit = self.dir.join(if dir_report {
+        let junit = self.dir.join(if command.junit_is_dir() {
             format!("junit{suffix}")
         } else {
             format!("junit{suffix}.xml")
         });
-        let run_forms = dedup(
-            &ids.iter()
-                .map(|id| command.ids.run_form(id))
-                .collect::<Vec<_>>(),
-        );
-        let tests = match command.preset {
-            Some(preset) => preset.select(&run_forms, &self.workdir),
-            None => shell_words::join(&run_forms),
-        };
-        let script = command.template.render(&tests, &junit, &self.workdir);
+        let tests = command.select(ids, &self.workdir);
+        let script = command.template().render(&tests, &junit, &self.workdir);
         let spec = self.spec(script.clone(), &format!("test{suffix}"));
         info.attempts += 1;
         if n == 0 {
@@ -334,8 +335,4 @@ pub(super) fn log_tail(spec: &process::Spec) -> String {
             .collect::<Vec<_>>()
             .join("\n")
     }
-}
-
-pub(crate) fn ms(d: Duration) -> u64 {
-    d.as_millis().try_into().unwrap_or(u64::MAX)
 }

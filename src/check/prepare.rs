@@ -1,7 +1,15 @@
 //! Preparing the checkouts of a check: the candidate (patch, protection, hidden tests) and the
 //! baseline, in a temporary run directory or a pool's slot.
 
-use super::*;
+use super::Error;
+use crate::judge::verdict::ErrorCause;
+use crate::workspace::pool::Lease;
+use crate::workspace::{
+    Applied, ApplyFailure, Caveat, Checkout, OnProtectedEdit, Patch, Protection, Source,
+    WorkdirPool,
+};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The candidate checkout, prepared. A candidate that does not apply is an outcome
 /// (`patch-failed`), not a failure to prepare.
@@ -60,7 +68,7 @@ pub(super) fn prepare_candidate(
             file: protected.first().cloned(),
             hunk: None,
             message: format!(
-                "refused: the patch edits protected paths ({}); --on-protected-edit reject",
+                "refused: the patch edits protected paths ({}), and protected edits are rejected",
                 protected.join(", ")
             ),
         }));
@@ -127,7 +135,7 @@ pub(super) fn prepare_baseline(
 /// A checkout ready for its tests: where it is, and the pool slot it holds, if any.
 pub(super) struct Prepared {
     pub(super) workdir: PathBuf,
-    pub(super) _lease: Option<pool::Lease>,
+    pub(super) _lease: Option<Lease>,
 }
 
 /// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
@@ -176,28 +184,25 @@ pub(super) enum RunRoot {
 }
 
 impl RunRoot {
-    pub(super) fn new(keep: Option<&Path>) -> Result<RunRoot, CheckError> {
-        let dir_error = |path: &Path, reason: String| CheckError::Dir {
+    pub(super) fn new(keep: Option<&Path>) -> Result<RunRoot, Error> {
+        let dir_error = |path: &Path, source| Error::Dir {
             path: path.to_path_buf(),
-            reason,
+            source,
         };
         match keep {
             None => tempfile::Builder::new()
                 .prefix("patchgrade-")
                 .tempdir()
                 .map(RunRoot::Temp)
-                .map_err(|e| dir_error(&std::env::temp_dir(), e.to_string())),
+                .map_err(|e| dir_error(&std::env::temp_dir(), e)),
             Some(dir) => {
                 for run in ["candidate", "baseline"] {
                     if dir.join(run).exists() {
-                        return Err(dir_error(
-                            &dir.join(run),
-                            "already exists (--keep needs a fresh directory)".into(),
-                        ));
+                        return Err(Error::KeepExists(dir.join(run)));
                     }
                 }
-                std::fs::create_dir_all(dir).map_err(|e| dir_error(dir, e.to_string()))?;
-                let dir = std::fs::canonicalize(dir).map_err(|e| dir_error(dir, e.to_string()))?;
+                std::fs::create_dir_all(dir).map_err(|e| dir_error(dir, e))?;
+                let dir = std::fs::canonicalize(dir).map_err(|e| dir_error(dir, e))?;
                 Ok(RunRoot::Kept(dir))
             }
         }

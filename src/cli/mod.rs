@@ -1,10 +1,142 @@
-//! The subcommands beyond `check`, `grade` and `mcp`, kept out of `main.rs` so it stays a
-//! dispatcher, and the flags they share with `check`.
+//! The `patchgrade` command line: its arguments, the flags several commands share, and the
+//! dispatch to each command. Flag names live here only: the library's errors name its inputs,
+//! and [`explain`] adds the flags that give them.
 
-pub mod offline;
+pub mod check;
+pub mod harness;
 
-use anyhow::{Context, Result, bail};
-use std::time::Duration;
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use patchgrade::task::{RequestError, TaskFile, parse_duration};
+use patchgrade::{Error, Protection};
+use std::process::ExitCode;
+
+/// Exit code for bad input or usage.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "patchgrade",
+    version,
+    about = "Grade a candidate patch from what its tests actually do"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply a patch in a temporary checkout, run the tests (and a baseline), classify.
+    Check(Box<check::CheckArgs>),
+    /// Classify from JUnit reports that were already produced (CI ran the tests).
+    Grade(Box<check::GradeArgs>),
+    /// Serve the check as an MCP tool (`check_patch`) over stdio, for one task.
+    Mcp(Box<check::McpArgs>),
+    /// Grade many tasks' predictions into an output directory (SWE-bench formats).
+    Batch(Box<harness::BatchArgs>),
+    /// The outcome distribution of a batch output directory.
+    Report(harness::ReportArgs),
+    /// Two batch runs compared task by task: transitions and paired tests.
+    Compare(harness::CompareArgs),
+    /// Join the output directories of a sharded run.
+    Merge(harness::MergeArgs),
+}
+
+/// Parse the command line and run the command.
+pub fn main() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("patchgrade: error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    runtime.block_on(dispatch())
+}
+
+async fn dispatch() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Check(args) => stoppable(check::check(*args)).await,
+        Command::Grade(args) => check::grade(*args),
+        Command::Mcp(args) => check::mcp(*args).await,
+        Command::Batch(args) => {
+            stoppable(async {
+                match harness::batch(*args).await {
+                    Ok(true) => ExitCode::SUCCESS,
+                    Ok(false) => ExitCode::from(1),
+                    Err(e) => usage_error(e),
+                }
+            })
+            .await
+        }
+        Command::Report(args) => plain(harness::report(args)),
+        Command::Compare(args) => plain(harness::compare(args)),
+        Command::Merge(args) => plain(harness::merge(args)),
+    }
+}
+
+/// Run until done or until SIGINT/SIGTERM. Returning from select drops the work: its process
+/// groups are killed and its temporary checkouts removed before the process exits; results
+/// already written stay as they are.
+async fn stoppable(work: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    tokio::select! {
+        code = work => code,
+        signal = interrupted() => {
+            eprintln!("patchgrade: {signal}: stopped, test processes killed, checkouts removed");
+            ExitCode::from(if signal == "interrupted" { 130 } else { 143 })
+        }
+    }
+}
+
+fn usage_error(e: anyhow::Error) -> ExitCode {
+    eprintln!("patchgrade: error: {e:#}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn plain(done: Result<()>) -> ExitCode {
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(e),
+    }
+}
+
+async fn interrupted() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return "interrupted";
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "interrupted",
+        _ = term.recv() => "terminated",
+    }
+}
+
+/// A library error with the flags that give the input it names.
+pub fn explain(e: Error) -> anyhow::Error {
+    let hint = match &e {
+        Error::NoCommand => "give --runner or --test-cmd",
+        Error::Request(RequestError::NoIds) => {
+            "give --f2p and/or --p2p (or FAIL_TO_PASS/PASS_TO_PASS in the task file)"
+        }
+        Error::ZeroTimeout => "--timeout must be greater than zero",
+        Error::KeepExists(_) => "--keep needs a fresh directory",
+        Error::NoRepository { .. } => "give --repo (or repo_path in the task file)",
+        _ => return anyhow::Error::new(e),
+    };
+    anyhow::anyhow!("{e}: {hint}")
+}
 
 /// How the tests are run: shared by `check`, `mcp` and `batch` (where they are the default for
 /// tasks that set none).
@@ -21,25 +153,30 @@ pub struct CommandArgs {
     /// runner's, else pytest]
     #[arg(long, value_name = "SYNTAX")]
     pub ids: Option<String>,
-    /// Run tests that did not pass again, up to N times; one that then passes is flaky.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub retries: usize,
+    /// Run tests that did not pass again, up to N times; one that then passes is flaky
+    /// [default: 0]
+    #[arg(long, value_name = "N")]
+    pub retries: Option<usize>,
     /// Timeout per command (setup, tests), e.g. 90s, 30m [default: 30m]
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
 }
 
 impl CommandArgs {
-    /// `--timeout`, parsed and checked.
-    pub fn timeout(&self) -> Result<Option<Duration>> {
-        let Some(text) = &self.timeout else {
-            return Ok(None);
+    /// These flags as a task layer (the fields they do not set stay unset).
+    pub fn layer(&self) -> Result<TaskFile> {
+        let timeout = match &self.timeout {
+            Some(text) => Some(parse_duration(text).context("--timeout")?),
+            None => None,
         };
-        let t = patchgrade::task::parse_duration(text).map_err(anyhow::Error::msg)?;
-        if t.is_zero() {
-            bail!("--timeout must be greater than zero");
-        }
-        Ok(Some(t))
+        Ok(TaskFile {
+            runner: self.runner.clone(),
+            test_cmd: self.test_cmd.clone(),
+            ids: self.ids.clone(),
+            timeout,
+            retries: self.retries,
+            ..TaskFile::default()
+        })
     }
 }
 
@@ -61,9 +198,13 @@ pub struct PatchArgs {
 
 impl PatchArgs {
     /// The protection these flags ask for.
-    pub fn protection(&self) -> Result<patchgrade::protect::Protection> {
-        let action = self.on_protected_edit.parse().map_err(anyhow::Error::msg)?;
-        Ok(patchgrade::protect::Protection::new(&self.protect, action)?)
+    pub fn protection(&self) -> Result<Protection> {
+        let action = self
+            .on_protected_edit
+            .parse()
+            .context("--on-protected-edit")?;
+        Protection::new(&self.protect, action)
+            .map_err(|e| anyhow::anyhow!("--protect `{}`: {}", e.glob, e.reason))
     }
 }
 

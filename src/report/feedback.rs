@@ -7,10 +7,8 @@
 //! one, the location (marked when it is in a file the patch changed). Tests failing with the
 //! same message are grouped. Everything else stays in the JSON.
 
-use crate::classify::{Effect, GradedTest, Group};
-use crate::outcome::Outcome;
-use crate::status::TestStatus;
-use crate::verdict::Verdict;
+use crate::judge::verdict::{Effect, GradedTest, Group, Outcome, TestStatus, Verdict};
+use crate::util::text::truncate;
 
 /// The default size bound.
 pub const DEFAULT_MAX_BYTES: usize = 4096;
@@ -27,7 +25,7 @@ pub fn feedback(v: &Verdict, max_bytes: usize) -> String {
     match v.outcome {
         Outcome::Error => {
             if let Some(e) = &v.error {
-                let message = crate::junit::truncate(e.message.trim(), ERROR_BYTES);
+                let message = truncate(e.message.trim(), ERROR_BYTES);
                 out.push(&format!("\n{message}\n"));
             }
         }
@@ -226,7 +224,7 @@ impl Budget {
 
     fn finish(self) -> String {
         // Only the first line can exceed a tiny bound on its own.
-        crate::junit::truncate(&self.text, self.max.saturating_sub(3))
+        truncate(&self.text, self.max.saturating_sub(3))
     }
 }
 

@@ -1,11 +1,11 @@
-//! The human summary.
+//! The verdict for people, on a terminal.
 
-use crate::classify::{Effect, GradedTest, Group};
-use crate::outcome::{Level, Outcome};
-use crate::verdict::{Stage, Verdict};
+use super::table::{Align, Table};
+use crate::judge::verdict::{Effect, GradedTest, Group, Level, Outcome, Stage, Verdict};
 use std::fmt::Write;
 
 /// The verdict for people: outcome, grid, axes, what failed, baseline findings, timings.
+// Long because it is the page, section by section in the order a person reads it.
 pub fn human(v: &Verdict) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", v.summary);
@@ -116,29 +116,29 @@ pub fn human(v: &Verdict) -> String {
     out
 }
 
+/// The grid with the outcome's cell in brackets.
 fn grid(out: &mut String, outcome: Outcome) {
-    const W: usize = 21;
-    let _ = writeln!(out, "{:10}{:W$}{:W$} no P2P", "", " all P2P", " some P2P");
-    for f in Level::ALL {
-        let row = match f {
-            Level::All => "all F2P",
-            Level::Some => "some F2P",
-            Level::None => "no F2P",
-        };
-        let _ = write!(out, "{row:10}");
-        for p in Level::ALL {
+    let mut t = Table::new([
+        ("", Align::Left),
+        ("all P2P", Align::Left),
+        ("some P2P", Align::Left),
+        ("no P2P", Align::Left),
+    ]);
+    for (f, row) in Level::ALL
+        .into_iter()
+        .zip(["all F2P", "some F2P", "no F2P"])
+    {
+        let cells = Level::ALL.into_iter().map(|p| {
             let cell = Outcome::from_grid(f, p);
-            let label = if outcome.cell() == Some((f, p)) {
+            if outcome.cell() == Some((f, p)) {
                 format!("[{}]", cell.title())
             } else {
                 format!(" {} ", cell.title())
-            };
-            let _ = write!(out, "{label:W$}");
-        }
-        let trimmed = out.trim_end_matches(' ').len();
-        out.truncate(trimmed);
-        out.push('\n');
+            }
+        });
+        t.row(std::iter::once(row.to_string()).chain(cells));
     }
+    out.push_str(&t.text(""));
     out.push('\n');
 }
 

@@ -1,8 +1,6 @@
 //! The graded tests as a JUnit report, for CI dashboards.
 
-use crate::classify::{Effect, Group};
-use crate::outcome::Outcome;
-use crate::verdict::Verdict;
+use crate::judge::verdict::{Effect, Group, Outcome, Verdict};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 /// One suite `patchgrade`: a testcase `outcome` (passing only for `resolved` and, P2P-only,

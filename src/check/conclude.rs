@@ -1,0 +1,201 @@
+//! What both sides of a check came to, made into the verdict: a broken task first, then a
+//! candidate that did not apply or could not run, then the baseline stored, then the grade and
+//! its warnings.
+
+use super::cache;
+use super::execute::Execution;
+use super::prepare::{AppliedCandidate, Prepared};
+use super::race::{BaselineSide, CandidateSide, Raced, Store};
+use super::{Check, Plan};
+use crate::judge::Draft;
+use crate::judge::grade::grade;
+use crate::judge::verdict::{Outcome, RunInfo, Stage, Verdict, Warning, WarningKind};
+use crate::observe::{Evidence, bytecode};
+use crate::run::Preset;
+use crate::util::time::ms;
+use crate::workspace::{Caveat, OnProtectedEdit};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+impl Check {
+    /// The verdict from what the race produced.
+    pub(super) fn conclude(
+        &self,
+        plan: &Plan,
+        mut draft: Draft,
+        raced: Raced,
+        started: Instant,
+    ) -> Verdict {
+        draft.timings.prepare_ms = raced.prepare_ms;
+        let (base_run, store) = match raced.baseline {
+            BaselineSide::Failed(e) => return draft.fail(Stage::Baseline, e, started),
+            BaselineSide::Skipped => (None, None),
+            BaselineSide::Cached(entry) => (
+                Some(Execution {
+                    info: RunInfo {
+                        cached: true,
+                        ..entry.info
+                    },
+                    evidence: Ok(entry.evidence),
+                }),
+                None,
+            ),
+            BaselineSide::Ran { run, store, .. } => (Some(run), store),
+        };
+        let (cand_run, applied) = match raced.candidate {
+            CandidateSide::Ran(ran) => (ran.1, ran.0),
+            CandidateSide::Rejected(failure) => {
+                draft.patch.apply_failure = Some(failure);
+                return draft.finish(Outcome::PatchFailed, None, None, started);
+            }
+            CandidateSide::Failed(e) => return draft.fail(Stage::Candidate, e, started),
+        };
+        // Held until graded: a pooled checkout stays locked while its bytecode is read.
+        let prepared = self.record_applied(&mut draft, applied);
+        draft.timings.test_ms = ms(raced.test_started.map_or(Duration::ZERO, |t| t.elapsed()));
+        draft.runs.candidate = Some(cand_run.info);
+        if let (Some(store), Some(run)) = (store, &base_run) {
+            store_baseline(store, plan, run);
+        }
+        draft.runs.baseline = base_run.as_ref().map(|r| r.info.clone());
+        // A baseline that cannot be judged means the task, not the candidate, is in question.
+        let base_evidence = match base_run.map(|r| r.evidence) {
+            None => None,
+            Some(Ok(evidence)) => Some(evidence),
+            Some(Err(e)) => return draft.fail(Stage::Baseline, e, started),
+        };
+        let cand_evidence = match cand_run.evidence {
+            Ok(evidence) => evidence,
+            Err(e) => return draft.fail(Stage::Candidate, e, started),
+        };
+        let workdir = &prepared.workdir;
+        self.judge(
+            plan,
+            draft,
+            &cand_evidence,
+            base_evidence.as_ref(),
+            workdir,
+            started,
+        )
+    }
+
+    /// How the candidate went on, and what its checkout lacks, into the draft; the checkout
+    /// is handed back.
+    fn record_applied(&self, draft: &mut Draft, applied: AppliedCandidate) -> Prepared {
+        let AppliedCandidate {
+            applied,
+            protected,
+            overridden,
+            caveats,
+            prepared,
+        } = applied;
+        draft
+            .warnings
+            .extend(caveats.into_iter().map(caveat_warning));
+        if !protected.is_empty() {
+            let reverted = self.protection.action == OnProtectedEdit::Revert;
+            draft.warn(
+                WarningKind::ProtectedEdit,
+                format!(
+                    "the patch edits protected paths (tests, test or CI configuration){}",
+                    if reverted {
+                        "; they were put back to base before the tests ran"
+                    } else {
+                        ""
+                    }
+                ),
+                Vec::new(),
+            );
+        }
+        draft.patch.protected_edits = protected;
+        draft.patch.overridden_files = overridden;
+        draft.patch.apply_strategy = Some(applied.strategy);
+        draft.patch.moved_hunks = applied.moved;
+        prepared
+    }
+
+    /// Grade both runs' evidence and add what grading noticed.
+    fn judge(
+        &self,
+        plan: &Plan,
+        mut draft: Draft,
+        candidate: &Evidence,
+        baseline: Option<&Evidence>,
+        workdir: &Path,
+        started: Instant,
+    ) -> Verdict {
+        let graded = grade(plan.command.ids(), plan.requested(), candidate, baseline);
+        draft.warn_about(&graded, baseline.is_some());
+        // Bytecode is the evidence; a user who switched it off explicitly gets no guess.
+        let bytecode_off = self
+            .env
+            .iter()
+            .any(|(k, _)| Preset::Pytest.env_remove().contains(&k.as_str()));
+        if plan.command.preset_of() == Some(Preset::Pytest) && !bytecode_off {
+            let files: Vec<String> = draft
+                .patch
+                .files
+                .iter()
+                .filter(|f| !draft.patch.overridden_files.contains(f))
+                .cloned()
+                .collect();
+            if bytecode::patched_python_imported(workdir, &files) == Some(false) {
+                draft.warn(
+                    WarningKind::PatchedCodeNotImported,
+                    "none of the patched Python files was imported from the checkout \
+                     (no bytecode in its __pycache__): the tests probably imported an \
+                     installed copy; see --env PYTHONPATH={workdir}/src in the README"
+                        .into(),
+                    Vec::new(),
+                );
+            }
+        }
+        let outcome = graded.classification.outcome;
+        draft.finish(outcome, Some(graded.classification), None, started)
+    }
+}
+
+/// Store a baseline that could be judged; one that could not is run again next time.
+fn store_baseline(store: Store, plan: &Plan, run: &Execution) {
+    let Ok(evidence) = &run.evidence else {
+        return;
+    };
+    let entry = cache::Entry {
+        // What grading these ids reads, not the whole suite's report.
+        evidence: evidence.for_ids(plan.command.ids(), plan.requested()),
+        // Paths into this run's directory mean nothing to a later run.
+        info: RunInfo {
+            dir: None,
+            reports: Vec::new(),
+            ..run.info.clone()
+        },
+    };
+    // A cache that cannot be written costs a rerun next time, nothing more.
+    let _ = store.cache.store(&store.name, &entry);
+}
+
+fn caveat_warning(caveat: Caveat) -> Warning {
+    let (kind, message) = match caveat {
+        Caveat::Submodules(paths) => (
+            WarningKind::SubmodulesNotCheckedOut,
+            format!(
+                "the repository has submodules, which the checkout leaves empty: {}; tests \
+                 that need them fail at base and after alike",
+                paths.join(", ")
+            ),
+        ),
+        Caveat::LfsPointers(patterns) => (
+            WarningKind::LfsPointers,
+            format!(
+                "the repository keeps files in Git LFS ({}); the checkout holds their pointer \
+                 text, not their content",
+                patterns.join(", ")
+            ),
+        ),
+    };
+    Warning {
+        kind,
+        message,
+        tests: Vec::new(),
+    }
+}

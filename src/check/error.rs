@@ -1,0 +1,71 @@
+//! Bad input to a check: nothing was run, nothing is left behind.
+
+use crate::observe::junit::JunitError;
+use crate::task::{CommandError, RequestError};
+use crate::workspace::{PatchError, SourceError};
+use std::path::PathBuf;
+
+/// Input a check (or [`FromReports`](super::FromReports)) cannot be run with. Each variant
+/// names the input and the problem; front ends add how their users give that input.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The repository or base revision.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// A patch that is not a diff.
+    // Not `source`: thiserror would make it the error's cause, and `{:#}` would print the
+    // reason twice.
+    #[error("{origin}: {reason}")]
+    Patch {
+        /// Where the patch came from (a file name, `stdin`, `task file`).
+        origin: String,
+        /// What is wrong.
+        reason: PatchError,
+    },
+    /// A file the task names (a test patch) cannot be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The test command the task names.
+    #[error(transparent)]
+    Command(#[from] CommandError),
+    /// No test command at all.
+    #[error("no test command: the task names neither a runner nor a test command")]
+    NoCommand,
+    /// The requested ids.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// A zero timeout would kill every command before it starts.
+    #[error("the timeout must be greater than zero")]
+    ZeroTimeout,
+    /// The task names no local repository.
+    #[error("no repository for `{instance_id}` ({repo}): the task has no repo_path")]
+    NoRepository {
+        /// The task.
+        instance_id: String,
+        /// Its `owner/name`, or `no owner/name`.
+        repo: String,
+    },
+    /// A task that cannot be used as it is.
+    #[error(transparent)]
+    Task(#[from] crate::task::TaskProblem),
+    /// A JUnit report given to [`FromReports`](super::FromReports).
+    #[error(transparent)]
+    Report(#[from] JunitError),
+    /// The directory to keep the runs in already holds runs.
+    #[error("{0}: already exists (keeping runs needs a fresh directory)")]
+    KeepExists(PathBuf),
+    /// The run directory cannot be made.
+    #[error("{path}: {source}")]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,233 @@
+//! The candidate and the baseline, prepared and run side by side: the candidate's tests start
+//! as soon as its own checkout is ready, while the baseline is looked up in the cache, or
+//! prepared and run.
+
+use super::cache::{self, BaselineCache};
+use super::execute::Execution;
+use super::prepare::{
+    AppliedCandidate, Candidate, Prep, Prepared, RunRoot, blocking, prepare_baseline,
+    prepare_candidate,
+};
+use super::{Check, Plan};
+use crate::judge::verdict::ErrorCause;
+use crate::run::process;
+use crate::util::time::ms;
+use crate::workspace::{ApplyFailure, Patch};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a runner's version probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What both sides came to.
+pub(super) struct Raced {
+    pub(super) candidate: CandidateSide,
+    pub(super) baseline: BaselineSide,
+    /// Preparing, until the candidate's tests could start.
+    pub(super) prepare_ms: u64,
+    /// When the candidate's tests started (or would have).
+    pub(super) test_started: Option<Instant>,
+}
+
+/// The candidate's side of a check, done.
+pub(super) enum CandidateSide {
+    Ran(Box<(AppliedCandidate, Execution)>),
+    Rejected(ApplyFailure),
+    Failed((ErrorCause, String)),
+}
+
+/// The baseline's side of a check, done.
+pub(super) enum BaselineSide {
+    Skipped,
+    Cached(cache::Entry),
+    Failed((ErrorCause, String)),
+    Ran {
+        run: Execution,
+        store: Option<Store>,
+        /// Held until the run is graded: a pooled checkout stays locked.
+        _prepared: Prepared,
+    },
+}
+
+/// Where the baseline's evidence comes from.
+enum BaselineSource {
+    /// `--baseline skip`.
+    Skipped,
+    /// A stored run of the same task.
+    Cached(cache::Entry),
+    /// A checkout to run the tests in, and the cache entry to store the result as.
+    Run {
+        prepared: Result<Prepared, Prep>,
+        store: Option<Store>,
+    },
+}
+
+/// A cache entry to fill, locked until it is.
+pub(super) struct Store {
+    pub(super) cache: Arc<BaselineCache>,
+    pub(super) name: String,
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Check {
+    /// Prepare and run both sides. A broken task (test patch or checkout failing at base)
+    /// outranks anything the candidate did, so a candidate that was not run still waits for
+    /// the baseline's checkout, though not for its tests.
+    // Long because both sides are futures borrowing this frame: the select loop needs them
+    // pinned here, and splitting them out would mean boxing and sharing what they borrow.
+    pub(super) async fn race(&self, root: &Arc<RunRoot>, plan: &Plan, candidate: Patch) -> Raced {
+        let prepare_started = Instant::now();
+        let cand_dir = root.path().join("candidate");
+        let base_dir = root.path().join("baseline");
+        let cand = blocking(root.clone(), {
+            let (source, tp, dir, pool, strict, protection) = (
+                plan.source.clone(),
+                plan.test_patch.clone(),
+                cand_dir.clone(),
+                self.pool.clone(),
+                self.strict_apply,
+                self.protection.clone(),
+            );
+            move || {
+                let tp = tp.as_ref();
+                let pool = pool.as_ref();
+                prepare_candidate(&source, &candidate, tp, &dir, pool, strict, &protection)
+            }
+        });
+        let keep = self.keep.is_some();
+        let test_started = std::sync::OnceLock::new();
+        let cand_side = async {
+            let prepared = cand.await;
+            let _ = test_started.set(Instant::now());
+            match prepared {
+                Ok(Candidate::Applied(applied)) => {
+                    let workdir = &applied.prepared.workdir;
+                    let run = self.execute(plan, &cand_dir, workdir, keep).await;
+                    CandidateSide::Ran(Box::new((applied, run)))
+                }
+                Ok(Candidate::Rejected(failure)) => CandidateSide::Rejected(failure),
+                Err(other) => CandidateSide::Failed(other.describe()),
+            }
+        };
+        let (prepared_tx, prepared_rx) = tokio::sync::oneshot::channel();
+        let base_side = async {
+            let source = self.baseline_source(plan, root).await;
+            let _ = prepared_tx.send(match &source {
+                BaselineSource::Run {
+                    prepared: Err(e), ..
+                } => Err(e.describe()),
+                _ => Ok(()),
+            });
+            match source {
+                BaselineSource::Skipped => BaselineSide::Skipped,
+                BaselineSource::Cached(entry) => BaselineSide::Cached(entry),
+                BaselineSource::Run {
+                    prepared: Err(e), ..
+                } => BaselineSide::Failed(e.describe()),
+                BaselineSource::Run {
+                    prepared: Ok(prepared),
+                    store,
+                } => BaselineSide::Ran {
+                    run: self.execute(plan, &base_dir, &prepared.workdir, keep).await,
+                    store,
+                    _prepared: prepared,
+                },
+            }
+        };
+        tokio::pin!(cand_side, base_side);
+        let mut base_done = None;
+        let cand_done = loop {
+            tokio::select! {
+                c = &mut cand_side => break c,
+                b = &mut base_side, if base_done.is_none() => base_done = Some(b),
+            }
+        };
+        let prepare_ms = ms(test_started.get().map_or(prepare_started.elapsed(), |t| {
+            t.duration_since(prepare_started)
+        }));
+        let base_done = match (&cand_done, base_done) {
+            (_, Some(done)) => done,
+            (CandidateSide::Ran(..), None) => base_side.await,
+            // The baseline side must be polled for its checkout to finish.
+            (_, None) => tokio::select! {
+                prepared = prepared_rx => match prepared {
+                    Err(_) | Ok(Ok(())) => BaselineSide::Skipped,
+                    Ok(Err(e)) => BaselineSide::Failed(e),
+                },
+                done = &mut base_side => done,
+            },
+        };
+        Raced {
+            candidate: cand_done,
+            baseline: base_done,
+            prepare_ms,
+            test_started: test_started.get().copied(),
+        }
+    }
+
+    /// The cache entry's name for this plan's baseline.
+    fn cache_name(&self, plan: &Plan, runner_version: Option<&str>) -> String {
+        BaselineCache::name(&cache::Key {
+            tree: plan.source.tree.to_string(),
+            test_patch: self
+                .test_patch
+                .as_ref()
+                .map(|(_, t)| crate::util::digest::hash(t)),
+            template: plan.command.template().as_str(),
+            ids: plan.command.ids(),
+            f2p: &plan.f2p,
+            p2p: &plan.p2p,
+            env: &self.env,
+            setup_cmd: self.setup_cmd.as_deref(),
+            retries: self.retries,
+            runner_version,
+        })
+    }
+
+    /// The baseline: skipped, read from the cache, or a prepared checkout to run (and to store,
+    /// holding the entry's lock so that one task's concurrent checks run it once).
+    async fn baseline_source(&self, plan: &Plan, root: &Arc<RunRoot>) -> BaselineSource {
+        if !self.baseline {
+            return BaselineSource::Skipped;
+        }
+        let mut store = None;
+        if let Some(cache) = &self.cache {
+            let version = match plan.command.version_probe() {
+                Some(script) => {
+                    let probe = process::Spec {
+                        script: script.to_string(),
+                        cwd: root.path().to_path_buf(),
+                        env: self.env_for(plan, root.path()).0,
+                        env_remove: Vec::new(),
+                        timeout: PROBE_TIMEOUT,
+                        stdout: root.path().join("version.stdout.log"),
+                        stderr: root.path().join("version.stderr.log"),
+                    };
+                    Some(cache.runner_version(&probe).await)
+                }
+                None => None,
+            };
+            let name = self.cache_name(plan, version.as_deref());
+            let guard = cache.lock(&name).await;
+            if let Some(entry) = cache.load(&name) {
+                return BaselineSource::Cached(entry);
+            }
+            store = Some(Store {
+                cache: cache.clone(),
+                name,
+                _guard: guard,
+            });
+        }
+        let (source, tp, dir, pool) = (
+            plan.source.clone(),
+            plan.test_patch.clone(),
+            root.path().join("baseline"),
+            self.pool.clone(),
+        );
+        let prepared = blocking(root.clone(), move || {
+            prepare_baseline(&source, tp.as_ref(), &dir, pool.as_ref())
+        })
+        .await;
+        BaselineSource::Run { prepared, store }
+    }
+}

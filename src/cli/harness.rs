@@ -1,0 +1,222 @@
+//! The offline harness on the command line: `batch`, `report`, `compare`, `merge`.
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use patchgrade::harness::{
+    Config, Event, Options, Plan, Shard, batch, compare, read_predictions, read_tasks, results,
+    summary,
+};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct BatchArgs {
+    /// Tasks: SWE-bench instances, JSONL or a JSON list.
+    #[arg(long, value_name = "FILE")]
+    tasks: PathBuf,
+    /// Predictions: SWE-bench's format, as JSONL, a JSON list or an object keyed by id.
+    #[arg(long, value_name = "FILE")]
+    predictions: PathBuf,
+    /// The output directory (results/, logs/, cache/).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Tasks graded at once [default: the number of cores]
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Config file with [defaults] and [repos."owner/name"] entries.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Where clones live: the repository owner/name is DIR/owner__name.
+    #[arg(long, value_name = "DIR")]
+    repos_dir: Option<PathBuf>,
+    /// Grade only part K of N (1 <= K <= N), for N machines sharing a run.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+    /// Skip tasks whose result already exists.
+    #[arg(long)]
+    resume: bool,
+    /// With --resume, grade again the tasks whose result is `error`.
+    #[arg(long)]
+    retry_errors: bool,
+    #[command(flatten)]
+    reuse: super::ReuseArgs,
+    #[command(
+        flatten,
+        next_help_heading = "For tasks that set none (nor their config entry)"
+    )]
+    command: super::CommandArgs,
+    #[command(flatten)]
+    apply: super::PatchArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum TableFormat {
+    /// For people.
+    Human,
+    /// For programs.
+    Json,
+    /// For a GitHub step summary.
+    Markdown,
+}
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// A batch output directory.
+    dir: PathBuf,
+    #[arg(long, value_enum, default_value = "human")]
+    format: TableFormat,
+}
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Run A (before).
+    a: PathBuf,
+    /// Run B (after).
+    b: PathBuf,
+    #[arg(long, value_enum, default_value = "human")]
+    format: TableFormat,
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The joined output directory.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Output directories of the shards.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+}
+
+/// `batch`: `Ok(true)` when every task got a result.
+pub async fn batch(args: BatchArgs) -> Result<bool> {
+    let tasks = read_tasks(&args.tasks)?;
+    let predictions = read_predictions(&args.predictions)?;
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let defaults = args.command.layer()?;
+    let plan = Plan::new(
+        tasks,
+        predictions,
+        &config,
+        args.repos_dir.as_deref(),
+        &defaults,
+        args.shard,
+    );
+    for id in &plan.unknown {
+        eprintln!(
+            "patchgrade: warning: {}: no task `{id}` in {}; not graded",
+            args.predictions.display(),
+            args.tasks.display()
+        );
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let options = Options {
+        jobs: args.jobs.unwrap_or(cores),
+        resume: args.resume,
+        retry_errors: args.retry_errors,
+        check: patchgrade::CheckOptions {
+            cache: args.reuse.cache(Some(args.out.join("cache"))),
+            pool: args.reuse.pool(),
+            strict_apply: args.apply.strict_apply,
+            protection: Some(args.apply.protection()?),
+        },
+    };
+    let mut progress = Progress::new();
+    let ran = batch::run(plan, &args.out, &options, |e| progress.on(e)).await?;
+    progress.finish();
+    for (id, message) in &ran.crashed {
+        eprintln!("patchgrade: error: grading `{id}` failed inside patchgrade: {message}");
+    }
+    let verdicts = results::load(&args.out)?;
+    eprint!("{}", summary::human(&summary::Summary::of(&verdicts)));
+    Ok(ran.crashed.is_empty())
+}
+
+/// A bar on a terminal, a line per task otherwise (CI logs).
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: usize,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress {
+            bar: None,
+            total: 0,
+        }
+    }
+
+    fn on(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start { total, skipped } => {
+                self.total = total;
+                if skipped > 0 {
+                    eprintln!("patchgrade: {skipped} task(s) already graded, skipped (--resume)");
+                }
+                if std::io::stderr().is_terminal() {
+                    let bar = indicatif::ProgressBar::new(total as u64);
+                    if let Ok(style) = indicatif::ProgressStyle::with_template(
+                        "{bar:40} {pos}/{len} {elapsed_precise} (eta {eta}) {msg}",
+                    ) {
+                        bar.set_style(style);
+                    }
+                    self.bar = Some(bar);
+                }
+            }
+            Event::Graded { verdict, done } => {
+                let line = format!(
+                    "{}: {}",
+                    verdict.task.instance_id.as_deref().unwrap_or("?"),
+                    verdict.outcome
+                );
+                match &self.bar {
+                    Some(bar) => {
+                        bar.set_position(done as u64);
+                        bar.set_message(line);
+                    }
+                    None => eprintln!("[{done}/{}] {line}", self.total),
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+pub fn report(args: ReportArgs) -> Result<()> {
+    let s = summary::Summary::of(&results::load(&args.dir)?);
+    match args.format {
+        TableFormat::Human => super::stdout(&summary::human(&s))?,
+        TableFormat::Markdown => super::stdout(&summary::markdown(&s))?,
+        TableFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&s)?))?,
+    }
+    Ok(())
+}
+
+pub fn compare(args: CompareArgs) -> Result<()> {
+    let a = results::load(&args.a)?;
+    let b = results::load(&args.b)?;
+    let c = compare::Comparison::of(&a, &b);
+    match args.format {
+        TableFormat::Human => super::stdout(&compare::human(&c))?,
+        TableFormat::Markdown => super::stdout(&compare::markdown(&c))?,
+        TableFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&c)?))?,
+    }
+    Ok(())
+}
+
+pub fn merge(args: MergeArgs) -> Result<()> {
+    let n = patchgrade::harness::merge::merge(&args.out, &args.dirs)
+        .with_context(|| format!("cannot merge into {}", args.out.display()))?;
+    eprintln!(
+        "patchgrade: {n} result(s) in {}",
+        args.out.join("results").display()
+    );
+    Ok(())
+}

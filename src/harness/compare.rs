@@ -1,0 +1,338 @@
+//! `compare`: two runs over the same tasks, outcome by outcome, so that a change that trades
+//! Regression for No-Op shows even when the resolve rate stays flat.
+
+use super::results::id;
+use super::stats::mcnemar_exact;
+use super::summary::pct;
+use crate::judge::verdict::{Outcome, Verdict};
+use crate::report::table::{Align, Table};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// A binary property (resolved, regression) in both runs, paired by task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Paired {
+    /// Tasks with it in A.
+    pub a: usize,
+    /// Tasks with it in B.
+    pub b: usize,
+    /// Tasks with it in B but not in A.
+    pub gained: Vec<String>,
+    /// Tasks with it in A but not in B.
+    pub lost: Vec<String>,
+    /// Exact McNemar p-value of `gained` against `lost`: how likely a split at least this
+    /// uneven is if the change made no difference.
+    pub p_value: f64,
+}
+
+impl Paired {
+    fn of(pairs: &[(&str, Outcome, Outcome)], outcome: Outcome) -> Paired {
+        let ids = |pred: &dyn Fn(Outcome, Outcome) -> bool| -> Vec<String> {
+            pairs
+                .iter()
+                .filter(|(_, a, b)| pred(*a, *b))
+                .map(|(id, _, _)| id.to_string())
+                .collect()
+        };
+        let gained = ids(&|a, b| a != outcome && b == outcome);
+        let lost = ids(&|a, b| a == outcome && b != outcome);
+        Paired {
+            a: pairs.iter().filter(|(_, a, _)| *a == outcome).count(),
+            b: pairs.iter().filter(|(_, _, b)| *b == outcome).count(),
+            p_value: mcnemar_exact(gained.len() as u64, lost.len() as u64),
+            gained,
+            lost,
+        }
+    }
+}
+
+/// One changed cell of the transition matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Transition {
+    /// The outcome in A.
+    pub from: Outcome,
+    /// The outcome in B.
+    pub to: Outcome,
+    /// The tasks that moved so.
+    pub tasks: Vec<String>,
+}
+
+/// One outcome's count in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Net {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// Tasks in A.
+    pub a: usize,
+    /// Tasks in B.
+    pub b: usize,
+    /// `b - a`.
+    pub change: i64,
+}
+
+/// Two runs compared over the tasks both graded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Tasks graded in both runs.
+    pub tasks: usize,
+    /// Tasks graded only in A, or only in B (not compared).
+    pub only_a: Vec<String>,
+    /// See `only_a`.
+    pub only_b: Vec<String>,
+    /// The outcomes of the matrix, in order.
+    pub outcomes: Vec<Outcome>,
+    /// `matrix[i][j]`: tasks with `outcomes[i]` in A and `outcomes[j]` in B.
+    pub matrix: Vec<Vec<usize>>,
+    /// Every off-diagonal cell with tasks, the most tasks first.
+    pub changed: Vec<Transition>,
+    /// Per outcome, both counts and the change.
+    pub net: Vec<Net>,
+    /// The resolve rate, paired.
+    pub resolved: Paired,
+    /// The Regression rate, paired.
+    pub regression: Paired,
+    /// Regression in A, No-Op in B: safer.
+    pub safer: Vec<String>,
+    /// No-Op in A, Regression in B: worse.
+    pub worse: Vec<String>,
+}
+
+impl Comparison {
+    /// Compare run A with run B.
+    pub fn of(a: &[Verdict], b: &[Verdict]) -> Comparison {
+        let b_by: BTreeMap<&str, Outcome> = b.iter().map(|v| (id(v), v.outcome)).collect();
+        let a_by: BTreeMap<&str, Outcome> = a.iter().map(|v| (id(v), v.outcome)).collect();
+        let pairs: Vec<(&str, Outcome, Outcome)> = a_by
+            .iter()
+            .filter_map(|(id, oa)| Some((*id, *oa, *b_by.get(id)?)))
+            .collect();
+        let only = |x: &BTreeMap<&str, Outcome>, y: &BTreeMap<&str, Outcome>| -> Vec<String> {
+            x.keys()
+                .filter(|k| !y.contains_key(*k))
+                .map(|k| k.to_string())
+                .collect()
+        };
+        let mut outcomes: Vec<Outcome> = Outcome::ALL.to_vec();
+        outcomes.extend(
+            Outcome::P2P_ONLY
+                .iter()
+                .filter(|o| pairs.iter().any(|(_, a, b)| a == *o || b == *o)),
+        );
+        let at = |o: Outcome| outcomes.iter().position(|x| *x == o).unwrap_or(0);
+        let mut matrix = vec![vec![0usize; outcomes.len()]; outcomes.len()];
+        let mut cells: BTreeMap<(Outcome, Outcome), Vec<String>> = BTreeMap::new();
+        for (id, oa, ob) in &pairs {
+            matrix[at(*oa)][at(*ob)] += 1;
+            if oa != ob {
+                cells.entry((*oa, *ob)).or_default().push(id.to_string());
+            }
+        }
+        let mut changed: Vec<Transition> = cells
+            .into_iter()
+            .map(|((from, to), tasks)| Transition { from, to, tasks })
+            .collect();
+        changed.sort_by_key(|t| std::cmp::Reverse(t.tasks.len()));
+        let net = outcomes
+            .iter()
+            .map(|o| {
+                let a = pairs.iter().filter(|(_, x, _)| x == o).count();
+                let b = pairs.iter().filter(|(_, _, y)| y == o).count();
+                Net {
+                    outcome: *o,
+                    a,
+                    b,
+                    change: b as i64 - a as i64,
+                }
+            })
+            .collect();
+        let moved = |from: Outcome, to: Outcome| -> Vec<String> {
+            changed
+                .iter()
+                .find(|t| t.from == from && t.to == to)
+                .map(|t| t.tasks.clone())
+                .unwrap_or_default()
+        };
+        Comparison {
+            tasks: pairs.len(),
+            only_a: only(&a_by, &b_by),
+            only_b: only(&b_by, &a_by),
+            resolved: Paired::of(&pairs, Outcome::Resolved),
+            regression: Paired::of(&pairs, Outcome::Regression),
+            safer: moved(Outcome::Regression, Outcome::NoOp),
+            worse: moved(Outcome::NoOp, Outcome::Regression),
+            outcomes,
+            matrix,
+            changed,
+            net,
+        }
+    }
+}
+
+fn paired_line(name: &str, p: &Paired, n: usize) -> String {
+    let share = |k: usize| {
+        if n == 0 {
+            pct(0.0)
+        } else {
+            pct(k as f64 / n as f64)
+        }
+    };
+    format!(
+        "{name}: A {} ({}), B {} ({}); +{} −{}, exact McNemar p = {:.4}",
+        p.a,
+        share(p.a),
+        p.b,
+        share(p.b),
+        p.gained.len(),
+        p.lost.len(),
+        p.p_value
+    )
+}
+
+/// Short column names for the matrix.
+fn short(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Resolved => "res",
+        Outcome::BreakingResolved => "brk-res",
+        Outcome::PartiallyResolved => "part",
+        Outcome::WorkInProgress => "wip",
+        Outcome::NoOp => "no-op",
+        Outcome::Regression => "regr",
+        Outcome::EmptyPatch => "empty",
+        Outcome::PatchFailed => "failed",
+        Outcome::Error => "error",
+        Outcome::NoBreakage => "no-brk",
+        Outcome::Breaking => "brk",
+    }
+}
+
+/// The transition matrix: A's outcome by row, B's by column.
+fn matrix_table(c: &Comparison, bold: bool) -> Table {
+    let head = std::iter::once(("A \\ B", Align::Left))
+        .chain(c.outcomes.iter().map(|o| (short(*o), Align::Right)));
+    let mut t = Table::new(head);
+    for (o, row) in c.outcomes.iter().zip(&c.matrix) {
+        let label = if bold {
+            format!("**{}**", short(*o))
+        } else {
+            short(*o).to_string()
+        };
+        t.row(std::iter::once(label).chain(row.iter().map(|n| n.to_string())));
+    }
+    t
+}
+
+/// Each outcome's count in both runs, for the outcomes either run has.
+fn net_table(c: &Comparison) -> Table {
+    let mut t = Table::new([
+        ("outcome", Align::Left),
+        ("A", Align::Right),
+        ("B", Align::Right),
+        ("change", Align::Right),
+    ]);
+    for n in c.net.iter().filter(|n| n.a + n.b > 0) {
+        t.row([
+            n.outcome.title().to_string(),
+            n.a.to_string(),
+            n.b.to_string(),
+            format!("{:+}", n.change),
+        ]);
+    }
+    t
+}
+
+/// For people, on a terminal.
+pub fn human(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} tasks in both runs ({} only in A, {} only in B)",
+        c.tasks,
+        c.only_a.len(),
+        c.only_b.len()
+    );
+    let _ = writeln!(out, "{}", paired_line("Resolved", &c.resolved, c.tasks));
+    let _ = writeln!(out, "{}", paired_line("Regression", &c.regression, c.tasks));
+    if !c.safer.is_empty() {
+        let _ = writeln!(
+            out,
+            "SAFER  Regression → No-Op: {} ({})",
+            c.safer.len(),
+            c.safer.join(", ")
+        );
+    }
+    if !c.worse.is_empty() {
+        let _ = writeln!(
+            out,
+            "WORSE  No-Op → Regression: {} ({})",
+            c.worse.len(),
+            c.worse.join(", ")
+        );
+    }
+    out.push('\n');
+    out.push_str(&matrix_table(c, false).text(""));
+    out.push_str("\nNet change\n");
+    out.push_str(&net_table(c).text("  "));
+    if !c.changed.is_empty() {
+        out.push_str("\nChanged\n");
+        for t in &c.changed {
+            let _ = writeln!(
+                out,
+                "  {} → {}: {}",
+                t.from.title(),
+                t.to.title(),
+                t.tasks.join(", ")
+            );
+        }
+    }
+    out
+}
+
+/// For a GitHub step summary or a pull request.
+pub fn markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## patchgrade compare: {} tasks in both runs\n",
+        c.tasks
+    );
+    let _ = writeln!(
+        out,
+        "- {}\n- {}",
+        paired_line("Resolved", &c.resolved, c.tasks),
+        paired_line("Regression", &c.regression, c.tasks)
+    );
+    if !c.safer.is_empty() {
+        let _ = writeln!(
+            out,
+            "- :white_check_mark: **Safer** (Regression → No-Op): {}",
+            c.safer.len()
+        );
+    }
+    if !c.worse.is_empty() {
+        let _ = writeln!(
+            out,
+            "- :warning: **Worse** (No-Op → Regression): {}",
+            c.worse.len()
+        );
+    }
+    out.push('\n');
+    out.push_str(&matrix_table(c, true).markdown());
+    out.push('\n');
+    out.push_str(&net_table(c).markdown());
+    if !c.changed.is_empty() {
+        out.push_str("\n<details><summary>Changed tasks</summary>\n\n");
+        for t in &c.changed {
+            let ids: Vec<String> = t.tasks.iter().map(|i| format!("`{i}`")).collect();
+            let _ = writeln!(
+                out,
+                "- {} → {}: {}",
+                t.from.title(),
+                t.to.title(),
+                ids.join(", ")
+            );
+        }
+        out.push_str("\n</details>\n");
+    }
+    out
+}

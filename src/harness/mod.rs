@@ -1,0 +1,20 @@
+//! Harness: many tasks graded offline, and what their results say together.
+//!
+//! Takes SWE-bench's task and prediction files and a config ([`dataset`]); hands on a results
+//! directory with one verdict per task ([`batch`], [`results`]), its outcome distribution
+//! ([`summary`]), the comparison of two runs ([`compare`]) and the union of shards
+//! ([`merge`]). [`stats`] has the intervals and the paired test they use.
+
+pub mod batch;
+pub mod compare;
+pub mod dataset;
+pub mod merge;
+pub mod results;
+pub mod stats;
+pub mod summary;
+
+pub use batch::{Event, Options, Plan, Ran, Shard};
+pub use compare::Comparison;
+pub use dataset::{Config, InputError, Prediction, read_predictions, read_tasks};
+pub use results::{WriteError, load};
+pub use summary::Summary;

@@ -1,0 +1,315 @@
+//! `report`: the whole outcome distribution of a batch's results, not one resolve rate.
+
+use super::results::id;
+use super::stats::wilson;
+use crate::judge::verdict::{Level, Outcome, Stage, Verdict, WarningKind};
+use crate::report::table::{Align, Table};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// A proportion with its 95% Wilson interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rate {
+    /// Successes.
+    pub count: u64,
+    /// Trials.
+    pub of: u64,
+    /// `count / of` (0 when `of` is 0).
+    pub rate: f64,
+    /// Lower bound of the 95% interval.
+    pub low: f64,
+    /// Upper bound.
+    pub high: f64,
+}
+
+impl Rate {
+    /// `count` of `of`.
+    pub fn new(count: u64, of: u64) -> Rate {
+        let (low, high) = wilson(count, of);
+        Rate {
+            count,
+            of,
+            rate: if of == 0 {
+                0.0
+            } else {
+                count as f64 / of as f64
+            },
+            low,
+            high,
+        }
+    }
+}
+
+/// One outcome's count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Count {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// Tasks that ended in it.
+    pub count: usize,
+    /// Their share of all tasks.
+    pub share: f64,
+}
+
+/// The distribution of a run's outcomes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Tasks with a result.
+    pub tasks: usize,
+    /// The nine outcomes (and the P2P-only ones, when any task had no F2P ids), in order.
+    pub counts: Vec<Count>,
+    /// Tasks per grid cell: rows F2P all/some/none, columns P2P all/some/none.
+    pub grid: [[usize; 3]; 3],
+    /// `resolved` among all tasks.
+    pub resolve_rate: Rate,
+    /// `regression` among the patches that applied, were judged and did not resolve: of the
+    /// patches that failed, how many made things worse rather than nothing.
+    pub regression_share: Rate,
+    /// Tasks with P2P tests already failing at base (left out of their P2P axis).
+    pub broken_at_base_tasks: usize,
+    /// Those P2P tests, over all tasks.
+    pub broken_at_base_tests: usize,
+    /// Tasks whose F2P tests already pass at base: suspect tasks.
+    pub suspect_tasks: Vec<String>,
+    /// Tasks whose baseline could not be judged (or that could not be run): broken tasks.
+    pub broken_tasks: Vec<String>,
+    /// Instance ids per outcome.
+    pub by_outcome: BTreeMap<Outcome, Vec<String>>,
+}
+
+impl Summary {
+    /// Count the verdicts.
+    pub fn of(verdicts: &[Verdict]) -> Summary {
+        let mut by_outcome: BTreeMap<Outcome, Vec<String>> = BTreeMap::new();
+        let mut grid = [[0usize; 3]; 3];
+        let (mut bab_tasks, mut bab_tests) = (0, 0);
+        let (mut suspect, mut broken) = (Vec::new(), Vec::new());
+        for v in verdicts {
+            by_outcome
+                .entry(v.outcome)
+                .or_default()
+                .push(id(v).to_string());
+            if let Some((f, p)) = cell(v.outcome, v.p2p.level) {
+                grid[f.index()][p.index()] += 1;
+            }
+            if v.p2p.excluded > 0 {
+                bab_tasks += 1;
+                bab_tests += v.p2p.excluded;
+            }
+            if v.warnings
+                .iter()
+                .any(|w| w.kind == WarningKind::F2pPassesAtBase)
+            {
+                suspect.push(id(v).to_string());
+            }
+            if v.error.as_ref().is_some_and(|e| e.stage == Stage::Baseline) {
+                broken.push(id(v).to_string());
+            }
+        }
+        let n = verdicts.len();
+        let count = |o: Outcome| by_outcome.get(&o).map_or(0, Vec::len);
+        let mut shown: Vec<Outcome> = Outcome::ALL.to_vec();
+        shown.extend(Outcome::P2P_ONLY.iter().filter(|o| count(**o) > 0));
+        let counts = shown
+            .into_iter()
+            .map(|o| Count {
+                outcome: o,
+                count: count(o),
+                share: if n == 0 {
+                    0.0
+                } else {
+                    count(o) as f64 / n as f64
+                },
+            })
+            .collect();
+        let unresolved_applied: usize = [
+            Outcome::BreakingResolved,
+            Outcome::PartiallyResolved,
+            Outcome::WorkInProgress,
+            Outcome::NoOp,
+            Outcome::Regression,
+        ]
+        .into_iter()
+        .map(count)
+        .sum();
+        Summary {
+            tasks: n,
+            counts,
+            grid,
+            resolve_rate: Rate::new(count(Outcome::Resolved) as u64, n as u64),
+            regression_share: Rate::new(
+                count(Outcome::Regression) as u64,
+                unresolved_applied as u64,
+            ),
+            broken_at_base_tasks: bab_tasks,
+            broken_at_base_tests: bab_tests,
+            suspect_tasks: suspect,
+            broken_tasks: broken,
+            by_outcome,
+        }
+    }
+}
+
+/// The grid cell of a grid outcome: (F2P level, P2P level). The P2P column of a
+/// `*-resolved`/`work-in-progress`/`regression` outcome is its observed level.
+fn cell(outcome: Outcome, p2p: Level) -> Option<(Level, Level)> {
+    let f2p = match outcome {
+        Outcome::Resolved | Outcome::BreakingResolved => Level::All,
+        Outcome::PartiallyResolved | Outcome::WorkInProgress => Level::Some,
+        Outcome::NoOp | Outcome::Regression => Level::None,
+        _ => return None,
+    };
+    Some((f2p, p2p))
+}
+
+/// A percentage with one decimal.
+pub(crate) fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn rate_text(r: &Rate) -> String {
+    format!(
+        "{} ({} of {}; 95% CI {}–{})",
+        pct(r.rate),
+        r.count,
+        r.of,
+        pct(r.low),
+        pct(r.high)
+    )
+}
+
+/// The outcome counts: outcome, tasks, share.
+fn counts_table(s: &Summary, head: bool) -> Table {
+    let name = |h: &'static str| if head { h } else { "" };
+    let mut t = Table::new([
+        (name("outcome"), Align::Left),
+        (name("tasks"), Align::Right),
+        (name("share"), Align::Right),
+    ]);
+    for c in &s.counts {
+        t.row([
+            c.outcome.title().to_string(),
+            c.count.to_string(),
+            pct(c.share),
+        ]);
+    }
+    t
+}
+
+/// The 3×3 grid of counts, F2P rows by P2P columns.
+fn grid_table(s: &Summary, bold: bool) -> Table {
+    let mut t = Table::new([
+        ("", Align::Left),
+        ("all P2P", Align::Right),
+        ("some P2P", Align::Right),
+        ("no P2P", Align::Right),
+    ]);
+    for (row, name) in s.grid.iter().zip(["all", "some", "no"]) {
+        let label = if bold {
+            format!("**{name} F2P**")
+        } else {
+            format!("{name} F2P")
+        };
+        t.row([
+            label,
+            row[0].to_string(),
+            row[1].to_string(),
+            row[2].to_string(),
+        ]);
+    }
+    t
+}
+
+/// For people, on a terminal.
+pub fn human(s: &Summary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} tasks", s.tasks);
+    let _ = writeln!(out, "Resolve rate      {}", rate_text(&s.resolve_rate));
+    let _ = writeln!(
+        out,
+        "Regression share  {} of the applied, unresolved patches",
+        rate_text(&s.regression_share)
+    );
+    out.push('\n');
+    out.push_str(&counts_table(s, false).text("  "));
+    out.push('\n');
+    out.push_str(&grid_table(s, false).text(""));
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Broken at base: {} task(s), {} P2P test(s) left out",
+        s.broken_at_base_tasks, s.broken_at_base_tests
+    );
+    let list = |ids: &[String]| {
+        if ids.is_empty() {
+            "none".to_string()
+        } else {
+            ids.join(", ")
+        }
+    };
+    let _ = writeln!(
+        out,
+        "Suspect tasks (F2P passes at base): {}",
+        list(&s.suspect_tasks)
+    );
+    let _ = writeln!(
+        out,
+        "Broken tasks (baseline not judged): {}",
+        list(&s.broken_tasks)
+    );
+    out.push('\n');
+    for (outcome, ids) in &s.by_outcome {
+        let _ = writeln!(out, "{}: {}", outcome.title(), ids.join(", "));
+    }
+    out
+}
+
+/// For a GitHub step summary or a pull request.
+pub fn markdown(s: &Summary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## patchgrade: {} tasks\n", s.tasks);
+    let _ = writeln!(
+        out,
+        "**Resolve rate** {}  \n**Regression share** {} of the applied, unresolved patches\n",
+        rate_text(&s.resolve_rate),
+        rate_text(&s.regression_share)
+    );
+    out.push_str(&counts_table(s, true).markdown());
+    out.push('\n');
+    out.push_str(&grid_table(s, true).markdown());
+    let _ = writeln!(
+        out,
+        "\nBroken at base: {} task(s), {} P2P test(s) left out. Suspect tasks: {}. Broken tasks: {}.",
+        s.broken_at_base_tasks,
+        s.broken_at_base_tests,
+        s.suspect_tasks.len(),
+        s.broken_tasks.len()
+    );
+    out.push_str("\n<details><summary>Tasks by outcome</summary>\n\n");
+    for (outcome, ids) in &s.by_outcome {
+        let ids: Vec<String> = ids.iter().map(|i| format!("`{i}`")).collect();
+        let _ = writeln!(out, "- **{}**: {}", outcome.title(), ids.join(", "));
+    }
+    out.push_str("\n</details>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_cells_follow_the_outcome_and_the_observed_p2p_level() {
+        assert_eq!(
+            cell(Outcome::Regression, Level::None),
+            Some((Level::None, Level::None))
+        );
+        assert_eq!(
+            cell(Outcome::BreakingResolved, Level::Some),
+            Some((Level::All, Level::Some))
+        );
+        assert_eq!(cell(Outcome::PatchFailed, Level::All), None);
+        assert_eq!(cell(Outcome::NoBreakage, Level::All), None);
+    }
+}

@@ -1,0 +1,192 @@
+//! The verdict under construction: findings become warnings, and everything becomes a
+//! [`Verdict`].
+
+use super::classify::{Axis, Classification, Effect, GradedTest};
+use super::grade::Graded;
+use super::outcome::{Level, Outcome};
+use super::verdict::*;
+use crate::observe::{Group, TestStatus};
+use std::time::Instant;
+
+/// The verdict under construction.
+pub(crate) struct Draft {
+    pub(crate) task: TaskInfo,
+    pub(crate) patch: PatchInfo,
+    pub(crate) runs: Runs,
+    pub(crate) warnings: Vec<Warning>,
+    pub(crate) timings: Timings,
+}
+
+impl Draft {
+    pub(crate) fn new(task: TaskInfo, patch: PatchInfo) -> Draft {
+        Draft {
+            task,
+            patch,
+            runs: Runs::default(),
+            warnings: Vec::new(),
+            timings: Timings::default(),
+        }
+    }
+
+    pub(crate) fn warn(&mut self, kind: WarningKind, message: String, tests: Vec<String>) {
+        self.warnings.push(Warning {
+            kind,
+            message,
+            tests,
+        });
+    }
+
+    /// Warnings about the graded tests. `baseline`: whether a baseline was observed.
+    // Long because it is a list: one short, independent block per kind of warning, in the
+    // order they are shown.
+    pub(crate) fn warn_about(&mut self, graded: &Graded, baseline: bool) {
+        let c = &graded.classification;
+        let ids = |pred: &dyn Fn(&GradedTest) -> bool| -> Vec<String> {
+            c.tests
+                .iter()
+                .filter(|t| pred(t))
+                .map(|t| t.id.clone())
+                .collect()
+        };
+        let suspect = ids(&|t| t.group == Group::F2p && t.base_status == Some(TestStatus::Passed));
+        if !suspect.is_empty() {
+            self.warn(
+                WarningKind::F2pPassesAtBase,
+                format!(
+                    "{} fail-to-pass test(s) already pass at base: the task is suspect",
+                    suspect.len()
+                ),
+                suspect,
+            );
+        }
+        let broken = ids(&|t| t.effect == Effect::BrokenAtBase);
+        if !broken.is_empty() {
+            self.warn(
+                WarningKind::P2pBrokenAtBase,
+                format!(
+                    "{} pass-to-pass test(s) already fail at base and were not counted",
+                    broken.len()
+                ),
+                broken,
+            );
+        }
+        if c.p2p.total == 0 {
+            self.warn(
+                WarningKind::EmptyP2p,
+                "no pass-to-pass test is counted: the P2P axis is vacuously all-kept".into(),
+                Vec::new(),
+            );
+        }
+        if !baseline {
+            self.warn(
+                WarningKind::BaselineSkipped,
+                "baseline skipped: P2P tests that already failed at base are blamed on the patch"
+                    .into(),
+                Vec::new(),
+            );
+        }
+        if !graded.ambiguous.is_empty() {
+            self.warn(
+                WarningKind::AmbiguousId,
+                "these ids matched more than one test; the first that did not pass decided".into(),
+                graded.ambiguous.clone(),
+            );
+        }
+        if !graded.widened.is_empty() {
+            self.warn(
+                WarningKind::WidenedId,
+                "these ids were cut short (an unclosed `[`): their enclosing test was run and \
+                 every parameter starting with the id was graded"
+                    .into(),
+                graded.widened.clone(),
+            );
+        }
+        if !graded.rejected.is_empty() {
+            self.warn(
+                WarningKind::RejectedId,
+                "the runner refused these ids; they were left out of the run, count as missing, \
+                 and the other tests were graded"
+                    .into(),
+                graded.rejected.iter().map(|(id, _)| id.clone()).collect(),
+            );
+        }
+        if !graded.flaky.is_empty() {
+            self.warn(
+                WarningKind::Unstable,
+                "these tests failed, then passed on a retry: counted as passing after the patch, \
+                 as broken at base"
+                    .into(),
+                graded.flaky.clone(),
+            );
+        }
+    }
+
+    pub(crate) fn fail(
+        self,
+        stage: Stage,
+        (cause, message): (ErrorCause, String),
+        started: Instant,
+    ) -> Verdict {
+        let error = RunError {
+            stage,
+            cause,
+            message,
+        };
+        self.finish(Outcome::Error, None, Some(error), started)
+    }
+
+    pub(crate) fn finish(
+        mut self,
+        outcome: Outcome,
+        classification: Option<Classification>,
+        error: Option<RunError>,
+        started: Instant,
+    ) -> Verdict {
+        self.timings.total_ms = crate::util::time::ms(started.elapsed());
+        let empty = Axis {
+            total: 0,
+            passing: 0,
+            level: Level::All,
+            excluded: 0,
+        };
+        let (f2p, p2p, tests) = match classification {
+            Some(c) => (c.f2p, c.p2p, c.tests),
+            None => (empty, empty, Vec::new()),
+        };
+        let summary = match &error {
+            Some(e) => format!(
+                "{}: the {} run could not be judged ({})",
+                outcome.title(),
+                match e.stage {
+                    Stage::Candidate => "candidate",
+                    Stage::Baseline => "baseline",
+                },
+                serde_plain(&e.cause)
+            ),
+            None => format!("{}: {}", outcome.title(), outcome.meaning()),
+        };
+        Verdict {
+            schema_version: SCHEMA_VERSION,
+            outcome,
+            summary,
+            task: self.task,
+            patch: self.patch,
+            f2p,
+            p2p,
+            tests,
+            error,
+            warnings: self.warnings,
+            runs: self.runs,
+            timings: self.timings,
+            redacted: false,
+        }
+    }
+}
+
+/// A kebab-case enum's serialised name.
+fn serde_plain<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}

@@ -1,0 +1,219 @@
+//! From the evidence of the runs to graded tests: each requested id resolved in the
+//! candidate's run and the baseline's, retries and refused ids accounted for, then classified.
+
+use super::classify::{Classification, Observed, classify};
+use crate::observe::ids::{IdSyntax, Index, Resolution};
+use crate::observe::{Evidence, Observation, Requested, TestStatus};
+
+/// The classification, and what was noticed on the way.
+#[derive(Debug, Clone)]
+pub struct Graded {
+    /// Axes, outcome and per-test effects.
+    pub classification: Classification,
+    /// Ids that matched several different tests.
+    pub ambiguous: Vec<String>,
+    /// Truncated ids that were run and matched as their enclosing test.
+    pub widened: Vec<String>,
+    /// Ids that failed and then passed, in either run.
+    pub flaky: Vec<String>,
+    /// Ids the runner refused, with its words.
+    pub rejected: Vec<(String, String)>,
+}
+
+/// Grade the requested tests from a candidate run and, when there is one, a baseline run.
+pub fn grade(
+    syntax: IdSyntax,
+    requested: Requested<'_>,
+    candidate: &Evidence,
+    baseline: Option<&Evidence>,
+) -> Graded {
+    let cand = Lookup::new(syntax, candidate);
+    let base = baseline.map(|b| Lookup::new(syntax, b));
+    let mut graded = Graded {
+        classification: classify(Vec::new()),
+        ambiguous: Vec::new(),
+        widened: Vec::new(),
+        flaky: Vec::new(),
+        rejected: candidate.rejected.clone(),
+    };
+    let mut observed = Vec::new();
+    for (id, group) in requested.iter() {
+        let after = cand.resolve(id);
+        let before = base.as_ref().map(|b| b.resolve(id));
+        if after.ambiguous {
+            graded.ambiguous.push(id.to_string());
+        }
+        if after.widened {
+            graded.widened.push(id.to_string());
+        }
+        let flaky = |r: &Option<Resolution>| {
+            r.as_ref()
+                .is_some_and(|r| r.observation.status == TestStatus::Flaky)
+        };
+        if after.observation.status == TestStatus::Flaky || flaky(&before) {
+            graded.flaky.push(id.to_string());
+        }
+        observed.push(Observed {
+            id,
+            group,
+            after: after.observation,
+            base: before.map(|b| b.observation),
+            did_you_mean: after.suggestions,
+        });
+    }
+    graded.classification = classify(observed);
+    graded
+}
+
+/// One run's reports, indexed.
+struct Lookup<'a> {
+    attempts: Vec<Index<'a>>,
+    rejected: &'a [(String, String)],
+}
+
+impl<'a> Lookup<'a> {
+    fn new(syntax: IdSyntax, evidence: &'a Evidence) -> Lookup<'a> {
+        Lookup {
+            attempts: evidence
+                .attempts
+                .iter()
+                .map(|r| Index::new(r, syntax))
+                .collect(),
+            rejected: &evidence.rejected,
+        }
+    }
+
+    /// The first attempt decides, unless a test that failed passed on a retry: then it is
+    /// flaky.
+    fn resolve(&self, id: &str) -> Resolution {
+        let Some((first, retries)) = self.attempts.split_first() else {
+            return self.missing();
+        };
+        if let Some((_, why)) = self.rejected.iter().find(|(r, _)| r == id) {
+            // Not run at all; the report still knows the ids it might have meant.
+            let mut resolution = first.resolve(id);
+            resolution.observation = Observation {
+                message: Some(format!("rejected by the runner: {why}")),
+                ..Observation::missing()
+            };
+            return resolution;
+        }
+        let mut resolution = first.resolve(id);
+        let status = resolution.observation.status;
+        if !matches!(status, TestStatus::Failed | TestStatus::Error) {
+            return resolution;
+        }
+        for (n, retry) in retries.iter().enumerate() {
+            let again = retry.resolve(id);
+            if again.observation.status.is_pass() {
+                let first_failure = resolution.observation.message.take().unwrap_or_default();
+                resolution.observation = Observation {
+                    status: TestStatus::Flaky,
+                    message: Some(format!(
+                        "{status}, then passed on retry {}: {first_failure}",
+                        n + 1
+                    )),
+                    details: resolution.observation.details.take(),
+                };
+                break;
+            }
+        }
+        resolution
+    }
+
+    fn missing(&self) -> Resolution {
+        Resolution {
+            observation: Observation::missing(),
+            matches: 0,
+            ambiguous: false,
+            widened: false,
+            suggestions: Vec::new(),
+        }
+    }
+}
+
+/// The ids of a run that did not pass and are worth running again.
+pub fn retry_candidates(
+    syntax: IdSyntax,
+    requested: Requested<'_>,
+    evidence: &Evidence,
+) -> Vec<String> {
+    let lookup = Lookup::new(syntax, evidence);
+    requested
+        .iter()
+        .map(|(id, _)| id)
+        .filter(|id| {
+            matches!(
+                lookup.resolve(id).observation.status,
+                TestStatus::Failed | TestStatus::Error
+            )
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::Report;
+
+    /// A report of the corpus and the native ids of its tests (from `expected.json`).
+    fn fixture(runner: &str, file: &str) -> (Report, Vec<String>) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/junit")
+            .join(runner);
+        let expected: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+        let ids = expected[file]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["native_id"].as_str().map(str::to_string))
+            .collect();
+        (Report::read(&dir.join(file)).unwrap(), ids)
+    }
+
+    /// A baseline cut down to the requested ids grades exactly as the whole one.
+    #[test]
+    fn evidence_for_the_ids_grades_as_the_whole() {
+        let cases = [
+            ("pytest", "junit.xml", IdSyntax::Pytest),
+            (
+                "pytest",
+                "junit-collection-error-continue.xml",
+                IdSyntax::Pytest,
+            ),
+            (
+                "jest",
+                "junit.xml",
+                IdSyntax::Js(crate::observe::ids::JsFlavor::Jest),
+            ),
+            ("go", "junit.xml", IdSyntax::Go),
+        ];
+        for (runner, file, syntax) in cases {
+            let path = format!("{runner}/{file}");
+            let (report, all) = fixture(runner, file);
+            // Test ids only: a collection error's own id would keep it by matching.
+            let mut ids: Vec<String> = all
+                .into_iter()
+                .filter(|id| runner != "pytest" || id.contains("::"))
+                .step_by(2)
+                .collect();
+            // Missing, and missing from a module that failed to import.
+            ids.push("tests/test_gone.py::test_missing".into());
+            ids.push("broken/test_syntax_error.py::test_x".into());
+            let (f2p, p2p) = ids.split_at(ids.len() / 2);
+            let requested = Requested { f2p, p2p };
+            let whole = Evidence::single(report.clone());
+            let cut = whole.for_ids(syntax, requested);
+            assert!(cut.attempts[0].cases.len() < report.cases.len(), "{path}");
+            let a = grade(syntax, requested, &whole, Some(&whole));
+            let b = grade(syntax, requested, &whole, Some(&cut));
+            assert_eq!(
+                format!("{:?}", a.classification),
+                format!("{:?}", b.classification),
+                "{path}"
+            );
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! The verdict: what was judged, the one document every front end reports (`check`,
+//! `grade`, `batch`, the MCP tool) and the contract between judging and reporting.
+//!
+//! Serialised as the JSON document documented in the README; `schema_version` changes only
+//! when a field's meaning changes or a field is removed.
+
+pub use super::classify::{Axis, Effect, GradedTest};
+pub use super::outcome::{Level, Outcome};
+pub use crate::observe::{Group, IdSyntax, TestStatus};
+pub use crate::run::Termination;
+pub use crate::workspace::{ApplyFailure, ApplyStrategy, MovedHunk};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The JSON schema version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The result of grading one candidate patch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Version of this document's shape.
+    pub schema_version: u32,
+    /// One of the nine outcomes.
+    pub outcome: Outcome,
+    /// The outcome in one sentence.
+    pub summary: String,
+    /// What was graded against.
+    pub task: TaskInfo,
+    /// What the patch touched.
+    pub patch: PatchInfo,
+    /// Fail-to-pass axis.
+    pub f2p: Axis,
+    /// Pass-to-pass axis.
+    pub p2p: Axis,
+    /// Every requested test, F2P first.
+    pub tests: Vec<GradedTest>,
+    /// Why the run could not be judged (outcome `error` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
+    /// Findings that do not change the outcome but should be read.
+    pub warnings: Vec<Warning>,
+    /// The test runs.
+    pub runs: Runs,
+    /// Wall-clock times in milliseconds.
+    pub timings: Timings,
+    /// F2P ids and messages were withheld (`--redact-f2p`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
+}
+
+impl Verdict {
+    /// Withhold what would show an agent the hidden tests: F2P ids become `hidden-f2p-N`, their
+    /// messages, details and hints go, the test patch's file names and the commands (which
+    /// name the ids) go, and the ids are masked in free text (error messages, warnings).
+    /// Counts, outcome and everything about P2P tests stay.
+    pub fn redact_f2p(&mut self) {
+        let mut hidden: Vec<(String, String)> = Vec::new();
+        for t in self.tests.iter_mut().filter(|t| t.group == Group::F2p) {
+            let alias = format!("hidden-f2p-{}", hidden.len() + 1);
+            hidden.push((std::mem::replace(&mut t.id, alias.clone()), alias));
+            t.message = None;
+            t.details = None;
+            t.base_message = None;
+            t.did_you_mean.clear();
+        }
+        // A hint for a P2P typo may name a hidden test.
+        let test_files = std::mem::take(&mut self.patch.test_patch_files);
+        for t in &mut self.tests {
+            t.did_you_mean.retain(|s| {
+                !hidden.iter().any(|(id, _)| id == s)
+                    && !test_files.iter().any(|f| s.starts_with(f.as_str()))
+            });
+        }
+        let mask = |text: &mut String| {
+            for (id, alias) in &hidden {
+                *text = text.replace(id.as_str(), alias);
+            }
+        };
+        for w in &mut self.warnings {
+            w.tests.iter_mut().for_each(mask);
+            mask(&mut w.message);
+        }
+        if let Some(e) = &mut self.error {
+            mask(&mut e.message);
+        }
+        mask(&mut self.summary);
+        self.task.test_cmd = None;
+        for run in [&mut self.runs.candidate, &mut self.runs.baseline]
+            .into_iter()
+            .flatten()
+        {
+            run.command = None;
+        }
+        self.redacted = true;
+    }
+}
+
+/// The task graded against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskInfo {
+    /// SWE-bench style instance id, when the task file has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    /// The repository (`check` only; `grade` reads reports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<PathBuf>,
+    /// The base revision as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The commit it resolved to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+    /// The test command template.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_cmd: Option<String>,
+    /// The id syntax the tests were matched with.
+    pub ids: IdSyntax,
+}
+
+/// What the patches touched.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchInfo {
+    /// Files the candidate patch touches.
+    pub files: Vec<String>,
+    /// Files the test patch touches.
+    pub test_patch_files: Vec<String>,
+    /// Candidate edits replaced by the test patch's version (the hidden tests win).
+    pub overridden_files: Vec<String>,
+    /// Where the candidate failed to apply (outcome `patch-failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apply_failure: Option<ApplyFailure>,
+    /// How the candidate applied: `exact`, or `fuzzy` when a hunk had to move or drop
+    /// context (absent when it did not apply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apply_strategy: Option<ApplyStrategy>,
+    /// Candidate edits to protected paths (tests, their configuration, CI): warned about, or
+    /// reverted, by `--on-protected-edit`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_edits: Vec<String>,
+    /// With `fuzzy`: each hunk that moved (`offset` lines) or ignored context (`fuzz`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moved_hunks: Vec<MovedHunk>,
+}
+
+/// Which run could not be judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// The run on the patched checkout.
+    Candidate,
+    /// The run on the unpatched base (with the test patch).
+    Baseline,
+}
+
+/// Why a run could not be judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCause {
+    /// The test command did not write a report.
+    NoReport,
+    /// The report is not readable JUnit XML.
+    UnreadableReport,
+    /// The test command ran past `--timeout`.
+    Timeout,
+    /// The report holds no test case at all (the runner rejected the ids, or ran nothing).
+    EmptyReport,
+    /// The test command could not be started.
+    CommandFailedToStart,
+    /// `--setup-cmd` failed.
+    SetupFailed,
+    /// The test patch does not apply (the task is broken, not the candidate).
+    TestPatchDoesNotApply,
+    /// The checkout could not be prepared.
+    CheckoutFailed,
+    /// The task cannot be run as given (no repository, an unknown base, no test command, bad
+    /// ids): `batch` grades the other tasks and records this one so.
+    InvalidTask,
+}
+
+/// The reason for outcome `error`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunError {
+    /// Which run.
+    pub stage: Stage,
+    /// Why.
+    pub cause: ErrorCause,
+    /// Details for people.
+    pub message: String,
+}
+
+/// Kinds of warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarningKind {
+    /// No P2P test is counted: the axis is vacuously all-kept.
+    EmptyP2p,
+    /// F2P tests already pass at base: the task is suspect.
+    F2pPassesAtBase,
+    /// P2P tests already fail at base; they were left out.
+    P2pBrokenAtBase,
+    /// The baseline was not run: every P2P failure is blamed on the patch.
+    BaselineSkipped,
+    /// An id matched several testcases.
+    AmbiguousId,
+    /// None of the patched Python files was imported from the checkout.
+    PatchedCodeNotImported,
+    /// Truncated ids (SWE-bench's pytest ids cut at a space) were run as their enclosing test
+    /// and matched by prefix.
+    WidenedId,
+    /// The runner refused ids; they were left out of the run and count as missing.
+    RejectedId,
+    /// Tests failed and then passed (a runner's retry or `--retries`).
+    Unstable,
+    /// The candidate edits protected paths (`patch.protected_edits`).
+    ProtectedEdit,
+    /// The repository has submodules; the checkout leaves them empty.
+    SubmodulesNotCheckedOut,
+    /// The repository keeps files in Git LFS; the checkout holds pointers.
+    LfsPointers,
+}
+
+/// A finding that does not change the outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// What kind.
+    pub kind: WarningKind,
+    /// For people.
+    pub message: String,
+    /// The tests concerned, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
+}
+
+/// Both test runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Runs {
+    /// The patched run, if it started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<RunInfo>,
+    /// The baseline run, if there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<RunInfo>,
+}
+
+/// One run of the test command, or the reports `grade` was given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The command as run (first attempt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Attempts: 1, plus one per `--retries` round or rerun without rejected ids.
+    pub attempts: usize,
+    /// The reports read (`grade`, or `check --keep`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reports: Vec<PathBuf>,
+    /// How it ended (the exit code is recorded; the verdict comes from the report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub termination: Option<Termination>,
+    /// Wall-clock milliseconds of setup and tests.
+    pub duration_ms: u64,
+    /// Where its checkout and logs were kept (`--keep` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// The baseline was read from the cache, not run (its other fields are the stored run's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
+}
+
+/// Wall-clock times in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Preparing both checkouts (they are prepared concurrently).
+    pub prepare_ms: u64,
+    /// Running tests (both runs are concurrent).
+    pub test_ms: u64,
+    /// Everything.
+    pub total_ms: u64,
+}

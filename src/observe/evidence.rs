@@ -1,0 +1,97 @@
+//! Evidence: what one run (candidate or baseline) produced, the contract between running the
+//! tests and judging them, and the tests it was asked about.
+
+use super::ids::{IdSyntax, Index};
+use super::junit::Report;
+use super::status::TestStatus;
+use serde::{Deserialize, Serialize};
+
+/// What one run produced.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Evidence {
+    /// The first attempt's report, then one report per retry of the tests that did not pass.
+    pub attempts: Vec<Report>,
+    /// Ids the runner refused (pytest: "not found"), with its words; they were left out of the
+    /// run so the others could be graded.
+    pub rejected: Vec<(String, String)>,
+}
+
+impl Evidence {
+    /// Evidence from one report.
+    pub fn single(report: Report) -> Evidence {
+        Evidence {
+            attempts: vec![report],
+            rejected: Vec::new(),
+        }
+    }
+
+    /// Only the test cases that grading these ids can look at: those the ids match, and
+    /// pytest's collection errors (which explain a missing id). Grading the requested ids
+    /// against it gives what grading against the whole evidence gives, except suggestions for
+    /// missing ids, which come from the candidate's run; so a stored baseline's size follows
+    /// the graded ids, not the suite.
+    pub fn for_ids(&self, syntax: IdSyntax, requested: Requested<'_>) -> Evidence {
+        let attempts = self
+            .attempts
+            .iter()
+            .map(|report| {
+                let index = Index::new(report, syntax);
+                let mut keep: Vec<(usize, usize)> = requested
+                    .iter()
+                    .flat_map(|(id, _)| index.matches(id))
+                    .map(|c| (c.source, c.index))
+                    .collect();
+                keep.sort_unstable();
+                let cases = report
+                    .cases
+                    .iter()
+                    .filter(|c| {
+                        keep.binary_search(&(c.source, c.index)).is_ok()
+                            || (c.classname.is_empty() && c.observation.status == TestStatus::Error)
+                    })
+                    .cloned()
+                    .collect();
+                Report {
+                    cases,
+                    ..report.clone_without_cases()
+                }
+            })
+            .collect();
+        Evidence {
+            attempts,
+            rejected: self.rejected.clone(),
+        }
+    }
+}
+
+/// Which axis a requested test belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Group {
+    /// Fail-to-pass: must pass after the patch.
+    F2p,
+    /// Pass-to-pass: must keep passing.
+    P2p,
+}
+
+/// The requested tests, by group.
+#[derive(Debug, Clone, Copy)]
+pub struct Requested<'a> {
+    /// Fail-to-pass ids.
+    pub f2p: &'a [String],
+    /// Pass-to-pass ids.
+    pub p2p: &'a [String],
+}
+
+impl<'a> Requested<'a> {
+    /// Every id with its group, F2P first.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, Group)> + 'a {
+        let f = self.f2p.iter().map(|id| (id.as_str(), Group::F2p));
+        f.chain(self.p2p.iter().map(|id| (id.as_str(), Group::P2p)))
+    }
+
+    /// Every id, F2P first.
+    pub fn ids(&self) -> Vec<String> {
+        self.iter().map(|(id, _)| id.to_string()).collect()
+    }
+}

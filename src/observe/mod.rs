@@ -1,0 +1,22 @@
+//! Observe: what a run left behind, read into facts about the requested tests.
+//!
+//! Takes the JUnit reports a test command wrote (and the checkout it ran in) and hands on an
+//! [`Evidence`] per run: the testcases, each with its [`TestStatus`] and message. Nothing here
+//! judges; [`ids`] only says which testcases an id names, in each runner's own id syntax.
+//!
+//! - [`junit`]: [`Report`], a streaming JUnit reader.
+//! - [`ids`]: [`IdSyntax`] and [`Index`](ids::Index), id → testcases.
+//! - [`evidence`]: [`Evidence`] (what one run produced), [`Requested`] and [`Group`].
+//! - [`status`]: [`TestStatus`] and [`Observation`], one test in one run.
+//! - [`bytecode`]: whether the patched Python code was imported from the checkout.
+
+pub mod bytecode;
+pub mod evidence;
+pub mod ids;
+pub mod junit;
+pub mod status;
+
+pub use evidence::{Evidence, Group, Requested};
+pub use ids::IdSyntax;
+pub use junit::Report;
+pub use status::{Observation, TestStatus};

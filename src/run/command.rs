@@ -1,0 +1,163 @@
+//! The test command: a `{tests}`/`{junit}`/`{workdir}` template and the syntax of the ids it
+//! takes, from a preset or written by the user.
+
+use super::preset::Preset;
+use crate::observe::IdSyntax;
+use crate::util::list::dedup;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// How the tests are run: a template and the syntax of the ids it takes.
+#[derive(Debug, Clone)]
+pub struct TestCommand {
+    template: Template,
+    ids: IdSyntax,
+    preset: Option<Preset>,
+}
+
+impl TestCommand {
+    /// A preset's command.
+    pub fn preset(preset: Preset) -> TestCommand {
+        TestCommand {
+            template: Template(preset.template().to_string()),
+            ids: preset.id_syntax(),
+            preset: Some(preset),
+        }
+    }
+
+    /// A custom template with the given id syntax.
+    pub fn custom(template: &str, ids: IdSyntax) -> Result<TestCommand, MissingJunit> {
+        Ok(TestCommand {
+            template: Template::new(template)?,
+            ids,
+            preset: None,
+        })
+    }
+
+    /// A custom template that keeps a preset's id syntax and environment handling.
+    pub fn custom_for(template: &str, preset: Preset) -> Result<TestCommand, MissingJunit> {
+        Ok(TestCommand {
+            template: Template::new(template)?,
+            ids: preset.id_syntax(),
+            preset: Some(preset),
+        })
+    }
+
+    /// The template.
+    pub fn template(&self) -> &Template {
+        &self.template
+    }
+
+    /// The syntax of the ids it takes.
+    pub fn ids(&self) -> IdSyntax {
+        self.ids
+    }
+
+    /// The preset it is, or whose ids and environment handling it keeps.
+    pub fn preset_of(&self) -> Option<Preset> {
+        self.preset
+    }
+
+    /// The preset's version probe, when the command is the preset's own: a custom command may
+    /// run other tools, whose versions nothing here knows.
+    pub fn version_probe(&self) -> Option<&'static str> {
+        self.preset
+            .filter(|p| p.template() == self.template.as_str())
+            .map(Preset::version_probe)
+    }
+
+    /// Whether `{junit}` names a directory of reports rather than a file.
+    pub fn junit_is_dir(&self) -> bool {
+        self.preset.is_some_and(|p| p.junit_is_dir())
+    }
+
+    /// Variables removed from the inherited environment (unless the user sets them).
+    pub fn env_remove(&self) -> &'static [&'static str] {
+        self.preset.map(Preset::env_remove).unwrap_or_default()
+    }
+
+    /// The `{tests}` arguments for these ids: each in its run form, once, selected the
+    /// preset's way or shell-quoted for a custom command.
+    pub fn select(&self, ids: &[String], workdir: &Path) -> String {
+        let forms = dedup(ids.iter().map(|id| self.ids.run_form(id)));
+        match self.preset {
+            Some(preset) => preset.select(&forms, workdir),
+            None => shell_words::join(&forms),
+        }
+    }
+}
+
+/// A test command template that has been checked to contain `{junit}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Template(String);
+
+/// A template without `{junit}`: the command could never produce a report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "test command `{0}` has no {{junit}} placeholder: patchgrade reads results only from the JUnit report the command writes there"
+)]
+pub struct MissingJunit(pub String);
+
+impl Template {
+    /// Check and wrap a template.
+    pub fn new(template: &str) -> Result<Template, MissingJunit> {
+        if template.contains("{junit}") {
+            Ok(Template(template.to_string()))
+        } else {
+            Err(MissingJunit(template.to_string()))
+        }
+    }
+
+    /// The template text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The shell command for these test arguments (see [`Preset::select`]; a custom command
+    /// gets the ids shell-quoted), report path and checkout.
+    pub fn render(&self, tests: &str, junit: &Path, workdir: &Path) -> String {
+        with_workdir(&self.0, workdir)
+            .replace("{junit}", &quote_path(junit))
+            .replace("{tests}", tests)
+    }
+}
+
+/// Replace `{workdir}` in a shell command, quoted.
+pub fn with_workdir(command: &str, workdir: &Path) -> String {
+    command.replace("{workdir}", &quote_path(workdir))
+}
+
+/// Replace `{workdir}` in an environment value, verbatim.
+pub fn with_workdir_raw(value: &str, workdir: &Path) -> String {
+    value.replace("{workdir}", &workdir.to_string_lossy())
+}
+
+fn quote_path(path: &Path) -> String {
+    shell_words::quote(&path.to_string_lossy()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_needs_junit() {
+        assert!(Template::new("pytest {tests}").is_err());
+        assert!(Template::new("pytest --junitxml={junit}").is_ok());
+    }
+
+    #[test]
+    fn render_quotes_every_id_and_path() {
+        let t = Template::new("run --out={junit} --in {workdir} {tests} ${HOME}").unwrap();
+        let s = t.render(
+            &shell_words::join(["t.py::a[x y]", "t.py::b[it's]"]),
+            Path::new("/tmp/r/junit.xml"),
+            Path::new("/tmp/my dir"),
+        );
+        assert_eq!(
+            s,
+            "run --out=/tmp/r/junit.xml --in '/tmp/my dir' 't.py::a[x y]' 't.py::b[it'\\''s]' ${HOME}"
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! Run: a shell command in a prepared checkout, watched until it ends.
+//!
+//! Takes a [`TestCommand`] (a preset's or the user's template, and the id syntax it takes),
+//! the ids and a checkout; hands on the command's [`Termination`] and its capped logs, with
+//! the JUnit report left where `{junit}` said. Nothing here reads the report.
+//!
+//! - [`command`]: [`TestCommand`] and its [`Template`](command::Template).
+//! - [`preset`]: [`Preset`], the known runners.
+//! - [`process`]: [`process::run`], a command in its own process group, with a timeout and
+//!   logs, leaving nothing behind.
+
+pub mod command;
+pub mod preset;
+pub mod process;
+
+pub use command::{MissingJunit, TestCommand};
+pub use preset::{Preset, UnknownPreset};
+pub use process::Termination;

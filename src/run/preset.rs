@@ -1,0 +1,379 @@
+//! Presets: the known runners, each with its command, its id syntax, how ids become its
+//! arguments, and how it says it refused an id.
+
+use crate::observe::ids::{IdSyntax, JsFlavor};
+use crate::util::list::dedup;
+use crate::util::names::Named;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::str::FromStr;
+
+/// A known test runner: its command template, its id syntax and how ids become arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// pytest; ids are node ids relative to the repository root.
+    Pytest,
+    /// unittest suites run through pytest; dotted ids or node ids.
+    Unittest,
+    /// cargo-nextest with a JUnit profile given as a tool config.
+    Nextest,
+    /// `go test` through gotestsum.
+    Go,
+    /// jest with jest-junit, configured to write files and titles apart.
+    Jest,
+    /// vitest's junit reporter.
+    Vitest,
+    /// mocha with mocha-junit-reporter.
+    Mocha,
+    /// node's test runner with its junit reporter.
+    Node,
+    /// CTest after a CMake build in `build/`.
+    Ctest,
+    /// PHPUnit `--log-junit`.
+    Phpunit,
+    /// Maven Surefire; `{junit}` is the reports directory.
+    Maven,
+    /// Gradle; `{junit}` is a copy of `build/test-results/test`.
+    Gradle,
+}
+
+/// nextest writes JUnit only for a profile that asks for it; the tool config adds one without
+/// touching the project's own `.config/nextest.toml`.
+const NEXTEST: &str = "printf '[profile.patchgrade]\\nfail-fast = false\\n[profile.patchgrade.junit]\\npath = \"junit.xml\"\\n' > {junit}.toml && rm -f target/nextest/patchgrade/junit.xml; cargo nextest run --no-tests=pass --tool-config-file patchgrade:{junit}.toml --profile patchgrade {tests}; status=$?; cp target/nextest/patchgrade/junit.xml {junit}; exit $status";
+
+/// jest-junit's defaults join describe titles and test name with spaces and write no file:
+/// this configuration keeps them apart, so ids match exactly. The files come first because
+/// `--reporters` takes every argument after it as another reporter. The cache goes with the
+/// run: keyed by path, it could never serve another checkout and would grow in `TMPDIR`.
+const JEST: &str = "JEST_JUNIT_OUTPUT_FILE={junit} JEST_JUNIT_SUITE_NAME='{filepath}' JEST_JUNIT_CLASSNAME='{classname}' JEST_JUNIT_TITLE='{title}' JEST_JUNIT_ANCESTOR_SEPARATOR=' › ' JEST_JUNIT_ADD_FILE_ATTRIBUTE=true JEST_JUNIT_REPORT_TEST_SUITE_ERRORS=true npx jest {tests} --ci --cacheDirectory={junit}.cache --reporters=default --reporters=jest-junit";
+
+/// Surefire writes one file per class into each module's `target/surefire-reports` and never
+/// clears it, so stale reports are removed first and every module's are gathered under
+/// `{junit}` after. The wrapper, when the project has one, pins the Maven the project expects.
+const MAVEN: &str = "find . -path '*/target/surefire-reports' -prune -type d -exec rm -rf {} +; if [ -x ./mvnw ]; then mvn=./mvnw; else mvn=mvn; fi; \"$mvn\" -B test -Dmaven.test.failure.ignore=true -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false {tests}; status=$?; mkdir -p {junit}; find . -path '*/target/surefire-reports' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
+
+/// As Maven, with Gradle's `build/test-results/test`. Without `--no-daemon` the daemon would
+/// outlive the run, outside its process group; stale results would also make the task look
+/// up to date and run nothing.
+const GRADLE: &str = "find . -path '*/build/test-results/test' -prune -type d -exec rm -rf {} +; if [ -x ./gradlew ]; then gradle=./gradlew; else gradle=gradle; fi; \"$gradle\" test --no-daemon --continue {tests}; status=$?; mkdir -p {junit}; find . -path '*/build/test-results/test' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
+
+impl Named for Preset {
+    const NAMES: &'static [(&'static str, Preset)] = &[
+        ("pytest", Preset::Pytest),
+        ("unittest", Preset::Unittest),
+        ("nextest", Preset::Nextest),
+        ("go", Preset::Go),
+        ("jest", Preset::Jest),
+        ("vitest", Preset::Vitest),
+        ("mocha", Preset::Mocha),
+        ("node", Preset::Node),
+        ("ctest", Preset::Ctest),
+        ("phpunit", Preset::Phpunit),
+        ("maven", Preset::Maven),
+        ("gradle", Preset::Gradle),
+    ];
+}
+
+impl Preset {
+    /// Every preset.
+    pub fn all() -> impl Iterator<Item = Preset> {
+        Self::NAMES.iter().map(|(_, p)| *p)
+    }
+
+    /// The preset's name on the command line.
+    pub fn name(self) -> &'static str {
+        Named::name(self)
+    }
+
+    /// The command template.
+    pub fn template(self) -> &'static str {
+        match self {
+            // `--rootdir` pins node ids (and so JUnit classnames) to the repository root,
+            // whatever config files the project has and wherever the requested tests live.
+            Preset::Pytest | Preset::Unittest => {
+                "python -m pytest -p no:cacheprovider --rootdir={workdir} --junitxml={junit} {tests}"
+            }
+            Preset::Nextest => NEXTEST,
+            Preset::Go => "gotestsum --junitfile {junit} -- -count=1 {tests} ./...",
+            Preset::Jest => JEST,
+            Preset::Vitest => {
+                "npx vitest run --reporter=default --reporter=junit --outputFile.junit={junit} {tests}"
+            }
+            Preset::Mocha => {
+                "npx mocha --reporter mocha-junit-reporter --reporter-options mochaFile={junit} {tests}"
+            }
+            Preset::Node => {
+                "node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination={junit} {tests}"
+            }
+            Preset::Ctest => {
+                "cmake -S . -B build && cmake --build build && ctest --test-dir build --output-junit {junit} {tests}"
+            }
+            Preset::Phpunit => "phpunit --log-junit {junit} {tests}",
+            Preset::Maven => MAVEN,
+            Preset::Gradle => GRADLE,
+        }
+    }
+
+    /// A command printing the versions of the toolchain the preset runs, for the baseline
+    /// cache's key. The project's own pins (a lock file, `rust-toolchain.toml`, `./mvnw`) are in
+    /// the base tree, which the key holds already; this sees the tools the machine provides.
+    pub fn version_probe(self) -> &'static str {
+        match self {
+            Preset::Pytest | Preset::Unittest => {
+                "python -c 'import sys, pytest; print(sys.executable, sys.version, pytest.__version__)'"
+            }
+            Preset::Nextest => "rustc -vV && cargo nextest --version",
+            Preset::Go => "GOTOOLCHAIN=local go version && gotestsum --version",
+            Preset::Jest | Preset::Vitest | Preset::Mocha | Preset::Node => "node --version",
+            Preset::Ctest => "cmake --version && c++ --version",
+            Preset::Phpunit => "php --version && phpunit --version",
+            Preset::Maven => "mvn --version",
+            Preset::Gradle => "gradle --version --no-daemon",
+        }
+    }
+
+    /// How the preset's ids map to testcases.
+    pub fn id_syntax(self) -> IdSyntax {
+        match self {
+            Preset::Pytest => IdSyntax::Pytest,
+            Preset::Unittest => IdSyntax::Unittest,
+            Preset::Nextest => IdSyntax::Nextest,
+            Preset::Go => IdSyntax::Go,
+            Preset::Jest => IdSyntax::Js(JsFlavor::Jest),
+            Preset::Vitest => IdSyntax::Js(JsFlavor::Vitest),
+            Preset::Mocha => IdSyntax::Js(JsFlavor::Mocha),
+            Preset::Node => IdSyntax::Js(JsFlavor::Node),
+            Preset::Ctest => IdSyntax::Ctest,
+            Preset::Phpunit => IdSyntax::Phpunit,
+            Preset::Maven | Preset::Gradle => IdSyntax::Java,
+        }
+    }
+
+    /// Whether `{junit}` names a directory of reports rather than a file.
+    pub fn junit_is_dir(self) -> bool {
+        matches!(self, Preset::Maven | Preset::Gradle)
+    }
+
+    /// Variables removed from the environment of the test command.
+    ///
+    /// The Python presets need bytecode in the checkout to tell whether the patched code ran.
+    pub fn env_remove(self) -> &'static [&'static str] {
+        match self {
+            Preset::Pytest | Preset::Unittest => {
+                &["PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"]
+            }
+            _ => &[],
+        }
+    }
+
+    /// The `{tests}` arguments that select these ids (already in their run form). Runners that
+    /// select by pattern get an anchored, escaped pattern; where a runner cannot select
+    /// exactly, it selects more, never less, and matching picks the requested tests out.
+    pub fn select(self, ids: &[String], workdir: &Path) -> String {
+        if ids.is_empty() {
+            return String::new();
+        }
+        let quote = |s: &str| shell_words::quote(s).into_owned();
+        match self {
+            Preset::Pytest => shell_words::join(ids),
+            Preset::Unittest => {
+                let nodes: Vec<String> = ids.iter().map(|id| unittest_node(id, workdir)).collect();
+                shell_words::join(dedup(nodes))
+            }
+            Preset::Nextest => ids
+                .iter()
+                .map(|id| {
+                    let filter = match id.split_once(' ') {
+                        Some((bin, test)) => format!("binary_id(={bin}) & test(={test})"),
+                        None => format!("test(={id})"),
+                    };
+                    format!("-E {}", quote(&filter))
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            Preset::Go => {
+                // `-run` matches per level; selecting the top-level tests runs their subtests.
+                let tops = dedup(ids.iter().map(|id| go_top(id).to_string()));
+                let tops: Vec<String> = tops.iter().map(|t| regex_escape(t)).collect();
+                format!("-run {}", quote(&format!("^({})$", tops.join("|"))))
+            }
+            Preset::Jest | Preset::Vitest | Preset::Mocha | Preset::Node => {
+                // Titles cannot be selected exactly (jest -t and mocha --grep see joined
+                // names), so select by file when every id names one, else run everything.
+                let files: Option<Vec<String>> = ids.iter().map(|id| js_file(id)).collect();
+                files
+                    .map(|f| shell_words::join(dedup(f)))
+                    .unwrap_or_default()
+            }
+            Preset::Ctest => {
+                let names: Vec<String> = dedup(ids.iter().cloned())
+                    .iter()
+                    .map(|n| regex_escape(n))
+                    .collect();
+                format!("-R {}", quote(&format!("^({})$", names.join("|"))))
+            }
+            Preset::Phpunit => {
+                let names: Vec<String> = dedup(ids.iter().cloned())
+                    .iter()
+                    .map(|n| regex_escape(n))
+                    .collect();
+                format!("--filter {}", quote(&names.join("|")))
+            }
+            Preset::Maven => format!("-Dtest={}", quote(&dedup(ids.iter().cloned()).join(","))),
+            Preset::Gradle => dedup(ids.iter().cloned())
+                .iter()
+                .map(|id| format!("--tests {}", quote(&id.replace('#', "."))))
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+/// `pkg.mod.TestX.test_a` → `pkg/mod.py::TestX::test_a`, using the checkout to find where the
+/// module path ends; node ids and ids that match no file pass unchanged.
+fn unittest_node(id: &str, workdir: &Path) -> String {
+    if id.contains("::") || id.ends_with(".py") || id.contains(' ') {
+        return id.to_string();
+    }
+    let parts: Vec<&str> = id.split('.').collect();
+    for end in (1..parts.len()).rev() {
+        let file = format!("{}.py", parts[..end].join("/"));
+        if workdir.join(&file).is_file() {
+            let mut node = file;
+            for p in &parts[end..] {
+                node.push_str("::");
+                node.push_str(p);
+            }
+            return node;
+        }
+    }
+    id.to_string()
+}
+
+/// The top-level test of a Go id (`pkg.TestX/sub` → `TestX`).
+fn go_top(id: &str) -> &str {
+    let start = ["Test", "Example", "Fuzz", "Benchmark"]
+        .iter()
+        .filter_map(|p| {
+            if id.starts_with(p) {
+                Some(0)
+            } else {
+                id.find(&format!(".{p}")).map(|i| i + 1)
+            }
+        })
+        .min()
+        .unwrap_or(0);
+    let rest = &id[start..];
+    &rest[..rest.find('/').unwrap_or(rest.len())]
+}
+
+/// The file of a JavaScript id (`tests/a.test.js › Outer › t`), if it names one.
+fn js_file(id: &str) -> Option<String> {
+    let first = id.split(" › ").next()?.split(" > ").next()?;
+    [".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"]
+        .iter()
+        .any(|x| first.ends_with(x))
+        .then(|| first.to_string())
+}
+
+/// Escape regex metacharacters (the subset shared by Go's RE2, CMake's and PCRE).
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$/#".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The ids a runner refused, from its output, with its words. pytest aborts the whole run for
+/// one unknown id (`ERROR: not found: /abs/tests/t.py::x`, or `ERROR: file or directory not
+/// found: tests/u.py::y` when the file is missing); other runners select by pattern and refuse
+/// nothing.
+pub fn rejected_ids(syntax: IdSyntax, output: &str, ids: &[String]) -> Vec<(String, String)> {
+    if !matches!(syntax, IdSyntax::Pytest | IdSyntax::Unittest) {
+        return Vec::new();
+    }
+    let mut rejected: Vec<(String, String)> = Vec::new();
+    for line in output.lines() {
+        let Some((why, target)) = ["not found: ", "file or directory not found: "]
+            .iter()
+            .find_map(|p| {
+                line.strip_prefix("ERROR: ")?
+                    .strip_prefix(p)
+                    .map(|t| (*p, t))
+            })
+        else {
+            continue;
+        };
+        let target = target.trim();
+        for id in ids {
+            let form = syntax.run_form(id);
+            let hit = target == form || target.ends_with(&format!("/{form}"));
+            if hit && !rejected.iter().any(|(r, _)| r == id) {
+                rejected.push((id.clone(), why.trim_end_matches(": ").to_string()));
+            }
+        }
+    }
+    rejected
+}
+
+/// A runner name that is not a preset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown runner `{0}` (known: {known})", known = Preset::known())]
+pub struct UnknownPreset(pub String);
+
+impl FromStr for Preset {
+    type Err = UnknownPreset;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Preset::from_name(s).ok_or_else(|| UnknownPreset(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preset_names_round_trip() {
+        for p in Preset::all() {
+            assert_eq!(p.name().parse::<Preset>().unwrap(), p);
+            assert!(crate::run::command::Template::new(p.template()).is_ok());
+        }
+        assert!("nosetests".parse::<Preset>().is_err());
+    }
+
+    #[test]
+    fn java_ids_select_whole_methods() {
+        // Neither Surefire nor Gradle selects one parameter set: the method runs whole.
+        let ids = [
+            "calc.CalcTest.adds",
+            "calc.ParamTest#adds[0: 1+1]",
+            "calc.ParamTest#adds[1: 2+2]",
+            "calc.Outer$Inner#nested",
+        ];
+        let forms: Vec<String> = ids.iter().map(|i| IdSyntax::Java.run_form(i)).collect();
+        assert_eq!(
+            forms,
+            [
+                "calc.CalcTest#adds",
+                "calc.ParamTest#adds",
+                "calc.ParamTest#adds",
+                "calc.Outer$Inner#nested"
+            ]
+        );
+        let dir = Path::new("/");
+        assert_eq!(
+            Preset::Maven.select(&forms, dir),
+            "-Dtest='calc.CalcTest#adds,calc.ParamTest#adds,calc.Outer$Inner#nested'"
+        );
+        assert_eq!(
+            Preset::Gradle.select(&forms[..3], dir),
+            "--tests calc.CalcTest.adds --tests calc.ParamTest.adds"
+        );
+    }
+}

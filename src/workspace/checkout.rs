@@ -1,0 +1,401 @@
+//! Checkouts of the base revision, and applying patches to them.
+//!
+//! A checkout is a fresh repository whose object store borrows the user's through
+//! `objects/info/alternates`: history is shared, not copied, and nothing is ever written to the
+//! user's repository (no worktree entry, no ref, no index or config change).
+
+use super::apply::{Applied, ApplyFailure, ApplyStrategy, header_of};
+use super::guard::{outside_the_tree, parents, symlink_in, through_symlink};
+use super::patch::Patch;
+use git2::{ApplyLocation, ApplyOptions, Oid, Repository};
+use std::cell::RefCell;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The user's repository and the base commit, resolved once and read only.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The repository's work tree (or git dir, for a bare repository).
+    pub repo_dir: PathBuf,
+    /// Its object directory, which checkouts borrow.
+    objects_dir: PathBuf,
+    /// The base commit.
+    pub commit: Oid,
+    /// Its tree: what a baseline depends on (two commits with one tree test the same).
+    pub tree: Oid,
+}
+
+/// Why the source could not be resolved: bad input.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// Not a git repository.
+    #[error("{path}: not a git repository ({reason})")]
+    NotARepository {
+        /// The path given.
+        path: PathBuf,
+        /// libgit2's message.
+        reason: String,
+    },
+    /// The revision does not name a commit.
+    #[error("{path}: unknown base revision `{rev}` ({reason})")]
+    UnknownRevision {
+        /// The repository.
+        path: PathBuf,
+        /// The revision given.
+        rev: String,
+        /// libgit2's message.
+        reason: String,
+    },
+}
+
+impl Source {
+    /// The object directory checkouts borrow.
+    pub fn objects_dir(&self) -> &Path {
+        &self.objects_dir
+    }
+
+    /// Open the repository at (or above) `path` and resolve `rev` to a commit.
+    pub fn resolve(path: &Path, rev: &str) -> Result<Source, SourceError> {
+        let repo = Repository::discover(path).map_err(|e| SourceError::NotARepository {
+            path: path.to_path_buf(),
+            reason: e.message().to_string(),
+        })?;
+        let commit = repo
+            .revparse_single(rev)
+            .and_then(|o| o.peel_to_commit())
+            .map_err(|e| SourceError::UnknownRevision {
+                path: path.to_path_buf(),
+                rev: rev.to_string(),
+                reason: e.message().to_string(),
+            })?;
+        let repo_dir = repo.workdir().unwrap_or(repo.path()).to_path_buf();
+        Ok(Source {
+            repo_dir,
+            objects_dir: repo.commondir().join("objects"),
+            commit: commit.id(),
+            tree: commit.tree_id(),
+        })
+    }
+}
+
+/// Something a checkout lacks compared with a full clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caveat {
+    /// Submodules, by path: empty directories in the checkout.
+    Submodules(Vec<String>),
+    /// Git LFS patterns: matching files hold their pointer text, not their content.
+    LfsPointers(Vec<String>),
+}
+
+/// Failure to build a checkout (I/O or git trouble, not the patch).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot prepare checkout in {dir}: {reason}")]
+pub struct CheckoutError {
+    /// The checkout directory.
+    pub dir: PathBuf,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// A checkout of the base tree in a directory the caller owns.
+pub struct Checkout {
+    repo: Repository,
+    workdir: PathBuf,
+    commit: Oid,
+}
+
+impl Checkout {
+    /// Check out the base commit into `workdir` (created; must not exist).
+    pub fn create(source: &Source, workdir: &Path) -> Result<Checkout, CheckoutError> {
+        let fail = |reason: String| CheckoutError {
+            dir: workdir.to_path_buf(),
+            reason,
+        };
+        let repo = Repository::init(workdir).map_err(|e| fail(e.message().to_string()))?;
+        let alternates = repo.path().join("objects").join("info").join("alternates");
+        let objects = fs::canonicalize(&source.objects_dir)
+            .map_err(|e| fail(format!("{}: {e}", source.objects_dir.display())))?;
+        fs::create_dir_all(alternates.parent().unwrap_or(workdir))
+            .and_then(|()| fs::write(&alternates, format!("{}\n", objects.display())))
+            .map_err(|e| fail(format!("{}: {e}", alternates.display())))?;
+        // Reopen so the object database sees the alternate.
+        let repo = Repository::open(workdir).map_err(|e| fail(e.message().to_string()))?;
+        {
+            let commit = repo
+                .find_commit(source.commit)
+                .map_err(|e| fail(e.message().to_string()))?;
+            let mut checkout = git2::build::CheckoutBuilder::new();
+            checkout.force();
+            repo.checkout_tree(commit.as_object(), Some(&mut checkout))
+                .and_then(|()| repo.set_head_detached(commit.id()))
+                .map_err(|e| fail(e.message().to_string()))?;
+        }
+        Ok(Checkout {
+            repo,
+            workdir: workdir.to_path_buf(),
+            commit: source.commit,
+        })
+    }
+
+    /// Reset an earlier checkout of the same repository in `workdir` to the base commit, for
+    /// reuse: the paths earlier patches touched are put back first (so an ignored path a patch
+    /// wrote does not survive, and `.gitignore` is the base's when the rest is judged), then a
+    /// forced checkout rewrites the files that differ and removes untracked files, keeping
+    /// ignored ones (build output, `node_modules`, `__pycache__`).
+    pub fn reuse(source: &Source, workdir: &Path) -> Result<Checkout, CheckoutError> {
+        let fail = |reason: String| CheckoutError {
+            dir: workdir.to_path_buf(),
+            reason,
+        };
+        let repo = Repository::open(workdir).map_err(|e| fail(e.message().to_string()))?;
+        let checkout = Checkout {
+            repo,
+            workdir: workdir.to_path_buf(),
+            commit: source.commit,
+        };
+        let touched = checkout.touched_file();
+        let paths: Vec<String> = match fs::read_to_string(&touched) {
+            Ok(text) => text
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(fail(format!("{}: {e}", touched.display()))),
+        };
+        checkout.restore(&paths)?;
+        {
+            let commit = checkout
+                .repo
+                .find_commit(source.commit)
+                .map_err(|e| fail(e.message().to_string()))?;
+            let mut opts = git2::build::CheckoutBuilder::new();
+            opts.force().remove_untracked(true);
+            checkout
+                .repo
+                .checkout_tree(commit.as_object(), Some(&mut opts))
+                .and_then(|()| checkout.repo.set_head_detached(commit.id()))
+                .map_err(|e| fail(e.message().to_string()))?;
+        }
+        match fs::remove_file(&touched) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(fail(format!("{}: {e}", touched.display())))
+            }
+            _ => Ok(checkout),
+        }
+    }
+
+    /// Where the paths patches touched are recorded, for [`Checkout::reuse`]. Written before
+    /// a patch applies, so a run killed halfway is still reset whole.
+    fn touched_file(&self) -> PathBuf {
+        self.repo.path().join("patchgrade-touched")
+    }
+
+    /// What the checkout does not hold that the repository's users may expect: submodules
+    /// (left as empty directories: libgit2 does not fetch them) and Git LFS files (left as
+    /// their pointer text: no smudge filter runs). Read from `.gitmodules` and
+    /// `.gitattributes` at the root of the base tree, so no tree walk.
+    pub fn caveats(&self) -> Vec<Caveat> {
+        let Ok(tree) = self.repo.find_commit(self.commit).and_then(|c| c.tree()) else {
+            return Vec::new();
+        };
+        let text = |name: &str| -> Option<String> {
+            let entry = tree.get_path(Path::new(name)).ok()?;
+            let blob = entry.to_object(&self.repo).ok()?.peel_to_blob().ok()?;
+            Some(String::from_utf8_lossy(blob.content()).into_owned())
+        };
+        let mut caveats = Vec::new();
+        if let Some(modules) = text(".gitmodules") {
+            let paths: Vec<String> = modules
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("path"))
+                .filter_map(|l| l.trim_start().strip_prefix('='))
+                .map(|p| p.trim().to_string())
+                .collect();
+            if !paths.is_empty() {
+                caveats.push(Caveat::Submodules(paths));
+            }
+        }
+        if let Some(attributes) = text(".gitattributes") {
+            let patterns: Vec<String> = attributes
+                .lines()
+                .filter(|l| l.split_whitespace().any(|a| a == "filter=lfs"))
+                .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+                .collect();
+            if !patterns.is_empty() {
+                caveats.push(Caveat::LfsPointers(patterns));
+            }
+        }
+        caveats
+    }
+
+    /// The checkout's root.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// Apply a patch to the work tree, whole or not at all: exactly (libgit2, which computes
+    /// every file's new content before writing any), then, unless `strict`, by context search
+    /// with offset and fuzz ([`super::fuzzy`]).
+    pub fn apply(&self, patch: &Patch, strict: bool) -> Result<Applied, ApplyFailure> {
+        let diff = patch.diff().map_err(|e| ApplyFailure {
+            file: None,
+            hunk: None,
+            message: e.message().to_string(),
+        })?;
+        if let Some(path) = patch.absolute_path() {
+            return Err(ApplyFailure {
+                file: Some(path.to_string()),
+                hunk: None,
+                message: format!(
+                    "refused: `{path}` is outside the work tree: it is an absolute path"
+                ),
+            });
+        }
+        if let Some(refused) =
+            outside_the_tree(&diff).or_else(|| through_symlink(&self.workdir, &diff))
+        {
+            return Err(refused);
+        }
+        self.record_touched(patch).map_err(|e| ApplyFailure {
+            file: None,
+            hunk: None,
+            message: format!("cannot record the patch's paths in the checkout: {e}"),
+        })?;
+        match self.apply_exact(&diff) {
+            Ok(()) => Ok(Applied {
+                strategy: ApplyStrategy::Exact,
+                moved: Vec::new(),
+            }),
+            Err(exact) if strict => Err(exact),
+            Err(exact) => match super::fuzzy::apply(&self.workdir, &diff) {
+                Ok(moved) => Ok(Applied {
+                    strategy: ApplyStrategy::Fuzzy,
+                    moved,
+                }),
+                // The exact failure names the first hunk that is off; the fuzzy one, the
+                // first that cannot be placed at all.
+                Err(fuzzy) => Err(ApplyFailure {
+                    message: format!("{}; with offset and fuzz: {fuzzy}", exact.message),
+                    ..exact
+                }),
+            },
+        }
+    }
+
+    fn apply_exact(&self, diff: &git2::Diff<'_>) -> Result<(), ApplyFailure> {
+        let file = RefCell::new(None::<String>);
+        let hunk = RefCell::new(None::<String>);
+        let mut opts = ApplyOptions::new();
+        opts.delta_callback(|delta| {
+            *file.borrow_mut() = delta.and_then(|d| {
+                d.new_file()
+                    .path()
+                    .or_else(|| d.old_file().path())
+                    .map(|p| p.to_string_lossy().into_owned())
+            });
+            *hunk.borrow_mut() = None;
+            true
+        });
+        opts.hunk_callback(|h| {
+            // Keep `@@ -a,b +c,d @@` without the function context git appends.
+            *hunk.borrow_mut() = h.map(|h| header_of(h.header()));
+            true
+        });
+        let result = self
+            .repo
+            .apply(diff, ApplyLocation::WorkDir, Some(&mut opts));
+        drop(opts);
+        result.map_err(|e| ApplyFailure {
+            file: file.into_inner(),
+            hunk: hunk.into_inner(),
+            message: e.message().to_string(),
+        })
+    }
+
+    fn record_touched(&self, patch: &Patch) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.touched_file())?;
+        // NUL-separated: a path may hold a newline, never a NUL.
+        let mut record = Vec::new();
+        for path in patch.files() {
+            record.extend_from_slice(path.as_bytes());
+            record.push(0);
+        }
+        file.write_all(&record)
+    }
+
+    /// Put each path back to its content in the base tree, or remove it if the base has none.
+    /// A symbolic link the candidate put on the way is removed first (restoring through it
+    /// would write outside the checkout); one the base tree itself has there is an error.
+    /// Returns the links removed.
+    pub fn restore(&self, paths: &[String]) -> Result<Vec<String>, CheckoutError> {
+        let fail = |path: &str, reason: String| CheckoutError {
+            dir: self.workdir.clone(),
+            reason: format!("restoring {path}: {reason}"),
+        };
+        let tree = self
+            .repo
+            .find_commit(self.commit)
+            .and_then(|c| c.tree())
+            .map_err(|e| fail("base tree", e.message().to_string()))?;
+        let mut removed = Vec::new();
+        for path in paths {
+            for parent in parents(path) {
+                if !symlink_in(&self.workdir, parent) {
+                    continue;
+                }
+                let in_base = tree
+                    .get_path(Path::new(parent))
+                    .is_ok_and(|e| e.filemode() == 0o120000);
+                if in_base {
+                    return Err(fail(
+                        path,
+                        format!("it is beyond the symbolic link `{parent}` of the base tree"),
+                    ));
+                }
+                fs::remove_file(self.workdir.join(parent))
+                    .map_err(|e| fail(path, e.to_string()))?;
+                removed.push(parent.to_string());
+            }
+            let target = self.workdir.join(path);
+            remove_path(&target).map_err(|e| fail(path, e.to_string()))?;
+            let Ok(entry) = tree.get_path(Path::new(path)) else {
+                continue;
+            };
+            let blob = entry
+                .to_object(&self.repo)
+                .and_then(|o| o.peel_to_blob())
+                .map_err(|e| fail(path, e.message().to_string()))?;
+            write_entry(&target, blob.content(), entry.filemode())
+                .map_err(|e| fail(path, e.to_string()))?;
+        }
+        Ok(removed)
+    }
+}
+
+fn remove_path(path: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn write_entry(path: &Path, content: &[u8], mode: i32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    if mode == 0o120000 {
+        let target = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(content);
+        return std::os::unix::fs::symlink(target, path);
+    }
+    fs::write(path, content)?;
+    let perm = if mode == 0o100755 { 0o755 } else { 0o644 };
+    fs::set_permissions(path, fs::Permissions::from_mode(perm))
+}

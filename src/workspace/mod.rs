@@ -1,0 +1,30 @@
+//! Workspace: the user's repository, read only, and checkouts of its base with the patches
+//! applied.
+//!
+//! Takes the repository, a base revision and the patches; hands on a [`Checkout`] whose work
+//! tree holds the base plus the candidate (and the hidden tests), and the [`Applied`] record
+//! of how the candidate went on (or an [`ApplyFailure`] saying where it did not). Nothing here
+//! runs a test.
+//!
+//! - [`patch`]: [`Patch`], diffs read and checked.
+//! - [`checkout`]: [`Source`] (repository and base) and [`Checkout`] (a fresh or reset tree).
+//! - [`apply`]: the contract of applying: [`Applied`], [`ApplyStrategy`], [`ApplyFailure`],
+//!   [`MovedHunk`].
+//! - [`fuzzy`]: the offset and fuzz fallback.
+//! - [`guard`]: paths a patch may not write (outside the tree, beyond a symbolic link).
+//! - [`protect`]: [`Protection`], test and CI paths a candidate should not edit.
+//! - [`pool`]: [`WorkdirPool`], checkouts kept and reset between runs.
+
+pub mod apply;
+pub mod checkout;
+pub mod fuzzy;
+pub mod guard;
+pub mod patch;
+pub mod pool;
+pub mod protect;
+
+pub use apply::{Applied, ApplyFailure, ApplyStrategy, MovedHunk};
+pub use checkout::{Caveat, Checkout, Source, SourceError};
+pub use patch::{Patch, PatchError};
+pub use pool::WorkdirPool;
+pub use protect::{OnProtectedEdit, Protection};

@@ -1,0 +1,369 @@
+//! Reading patches: `git diff` and `git format-patch` output as is, and traditional unified
+//! diffs (`diff -ruN`) rewritten into git's form, since libgit2 parses only the latter.
+
+use std::collections::BTreeSet;
+
+/// A non-empty patch in git's diff format, ready to be applied with git2.
+///
+/// It holds text rather than a `git2::Diff` because a `Diff` cannot cross threads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    text: Vec<u8>,
+    files: Vec<String>,
+    /// The first absolute path the headers name. libgit2 reads `b//etc/x` as `etc/x`, so this
+    /// is seen here, in the text, and refused when the patch is applied.
+    absolute: Option<String>,
+}
+
+/// Why a patch could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatchError {
+    /// libgit2 does not read it as a diff.
+    #[error("not a unified diff: {0}")]
+    NotADiff(String),
+    /// It parses, but changes no file.
+    #[error("no file changes found in the patch")]
+    NoFileChanges,
+    /// Neither git's headers nor `---`/`+++` headers.
+    #[error("no unified diff found (expected `diff --git` or `---`/`+++` headers)")]
+    NoHeaders,
+    /// A hunk header whose line counts cannot be read.
+    #[error("bad hunk header `{0}`")]
+    BadHunkHeader(String),
+    /// A hunk with fewer lines than its header counts.
+    #[error("hunk `{0}` is cut short")]
+    HunkCutShort(String),
+}
+
+impl Patch {
+    /// Parse a patch. `Ok(None)` means empty or whitespace only.
+    pub fn parse(bytes: &[u8]) -> Result<Option<Patch>, PatchError> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let is_git = bytes
+            .split(|&b| b == b'\n')
+            .any(|line| line.starts_with(b"diff --git "));
+        let text = if is_git {
+            bytes.to_vec()
+        } else {
+            to_git_form(bytes)?
+        };
+        let diff = git2::Diff::from_buffer(&text)
+            .map_err(|e| PatchError::NotADiff(e.message().to_string()))?;
+        let mut files = BTreeSet::new();
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                if let Some(path) = file.path() {
+                    files.insert(path.to_string_lossy().into_owned());
+                }
+            }
+        }
+        if files.is_empty() {
+            return Err(PatchError::NoFileChanges);
+        }
+        Ok(Some(Patch {
+            absolute: absolute_path(&text),
+            text,
+            files: files.into_iter().collect(),
+        }))
+    }
+
+    /// An absolute path named in the patch's headers, if any.
+    pub fn absolute_path(&self) -> Option<&str> {
+        self.absolute.as_deref()
+    }
+
+    /// The patch as git2 sees it.
+    pub fn diff(&self) -> Result<git2::Diff<'static>, git2::Error> {
+        git2::Diff::from_buffer(&self.text)
+    }
+
+    /// Every path the patch touches (old and new names of renames), sorted.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+}
+
+/// The first absolute path in the file headers of a git-form patch (`diff --git`, `---`/`+++`,
+/// `rename`/`copy` lines before a file's first hunk; hunk lines are content and not looked at).
+fn absolute_path(text: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(text);
+    let mut in_header = false;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            in_header = true;
+            let first = rest.split(' ').next().unwrap_or("");
+            if first.starts_with('/') || first.starts_with("a//") {
+                return Some(first.trim_start_matches("a/").to_string());
+            }
+            continue;
+        }
+        if line.starts_with("@@") {
+            in_header = false;
+        }
+        if !in_header {
+            continue;
+        }
+        let path = [
+            "--- ",
+            "+++ ",
+            "rename from ",
+            "rename to ",
+            "copy from ",
+            "copy to ",
+        ]
+        .iter()
+        .find_map(|p| line.strip_prefix(p))
+        .map(|p| p.split('\t').next().unwrap_or(p).trim_end());
+        let Some(path) = path.filter(|p| *p != "/dev/null") else {
+            continue;
+        };
+        let bare = path
+            .strip_prefix("a/")
+            .or_else(|| path.strip_prefix("b/"))
+            .unwrap_or(path);
+        if path.starts_with('/') || bare.starts_with('/') {
+            return Some(bare.to_string());
+        }
+    }
+    None
+}
+
+/// Rewrite a traditional unified diff (`--- old\t<time>` / `+++ new\t<time>` / hunks) into
+/// git's form: `diff --git` headers, `a/`/`b/` prefixes, `/dev/null` for created and deleted
+/// files. Junk between file sections (`diff -ruN …`, `Only in …`, `Index:`) is dropped.
+// Long because it is one line-by-line state machine over file headers and hunks.
+fn to_git_form(bytes: &[u8]) -> Result<Vec<u8>, PatchError> {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let (Some(old), Some(new)) = (
+            lines[i].strip_prefix("--- "),
+            lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")),
+        ) else {
+            i += 1;
+            continue;
+        };
+        let old = HeaderPath::parse(old);
+        let new = HeaderPath::parse(new);
+        i += 2;
+        let mut hunks = String::new();
+        let (mut all_old_empty, mut all_new_empty, mut any) = (true, true, false);
+        while let Some(header) = lines.get(i).filter(|l| l.starts_with("@@ ")) {
+            let (old_len, new_len) = hunk_lengths(header)
+                .ok_or_else(|| PatchError::BadHunkHeader(header.to_string()))?;
+            any = true;
+            all_old_empty &= old_len == 0;
+            all_new_empty &= new_len == 0;
+            hunks.push_str(header);
+            hunks.push('\n');
+            i += 1;
+            let (mut left_old, mut left_new) = (old_len, new_len);
+            while left_old > 0 || left_new > 0 {
+                let Some(line) = lines.get(i) else {
+                    return Err(PatchError::HunkCutShort(header.to_string()));
+                };
+                match line.as_bytes().first() {
+                    // Editors strip the space of blank context lines; put it back.
+                    None => {
+                        hunks.push(' ');
+                        left_old = left_old.saturating_sub(1);
+                        left_new = left_new.saturating_sub(1);
+                    }
+                    Some(b' ') => {
+                        left_old = left_old.saturating_sub(1);
+                        left_new = left_new.saturating_sub(1);
+                    }
+                    Some(b'-') => left_old = left_old.saturating_sub(1),
+                    Some(b'+') => left_new = left_new.saturating_sub(1),
+                    Some(b'\\') => {}
+                    _ => return Err(PatchError::HunkCutShort(header.to_string())),
+                }
+                hunks.push_str(line);
+                hunks.push('\n');
+                i += 1;
+            }
+            if let Some(marker) = lines.get(i).filter(|l| l.starts_with('\\')) {
+                hunks.push_str(marker);
+                hunks.push('\n');
+                i += 1;
+            }
+        }
+        if !any {
+            continue;
+        }
+        let created = old.is_null() || (old.epoch && all_old_empty);
+        let deleted = new.is_null() || (new.epoch && all_new_empty);
+        let path = if deleted {
+            old.stripped()
+        } else {
+            new.stripped()
+        };
+        out.push_str(&format!("diff --git a/{path} b/{path}\n"));
+        if created {
+            out.push_str(&format!(
+                "new file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            ));
+        } else if deleted {
+            out.push_str(&format!(
+                "deleted file mode 100644\n--- a/{path}\n+++ /dev/null\n"
+            ));
+        } else {
+            out.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
+        }
+        out.push_str(&hunks);
+    }
+    if out.is_empty() {
+        return Err(PatchError::NoHeaders);
+    }
+    Ok(out.into_bytes())
+}
+
+/// The path of a `---`/`+++` header line, and whether its timestamp is the epoch that
+/// `diff -N` writes for a file that does not exist on that side.
+struct HeaderPath<'a> {
+    path: &'a str,
+    epoch: bool,
+}
+
+impl<'a> HeaderPath<'a> {
+    fn parse(rest: &'a str) -> HeaderPath<'a> {
+        let (path, stamp) = rest.split_once('\t').unwrap_or((rest, ""));
+        let stamp = stamp.trim_start();
+        HeaderPath {
+            path: path.trim_end(),
+            // The epoch printed in the local zone: 1970-01-01, or 1969-12-31 west of UTC.
+            epoch: stamp.starts_with("1970-01-01") || stamp.starts_with("1969-12-31"),
+        }
+    }
+
+    fn is_null(&self) -> bool {
+        self.path == "/dev/null"
+    }
+
+    /// The path with its first component removed (`patch -p1`), as `diff -ruN a b` names it.
+    /// An absolute path stays absolute, so that applying refuses it rather than quietly
+    /// writing it somewhere inside the checkout.
+    fn stripped(&self) -> &'a str {
+        if self.path.starts_with('/') {
+            return self.path;
+        }
+        self.path
+            .split_once('/')
+            .map_or(self.path, |(_, rest)| rest)
+    }
+}
+
+/// Old and new line counts of a hunk header `@@ -a[,b] +c[,d] @@`.
+fn hunk_lengths(header: &str) -> Option<(usize, usize)> {
+    let mut parts = header.split_whitespace().skip(1);
+    let len = |range: &str, sign: char| -> Option<usize> {
+        let range = range.strip_prefix(sign)?;
+        match range.split_once(',') {
+            Some((_, n)) => n.parse().ok(),
+            None => range.parse::<usize>().ok().map(|_| 1),
+        }
+    };
+    Some((len(parts.next()?, '-')?, len(parts.next()?, '+')?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whitespace_is_empty() {
+        assert_eq!(Patch::parse(b"").unwrap(), None);
+        assert_eq!(Patch::parse(b"  \n\t\n").unwrap(), None);
+    }
+
+    #[test]
+    fn prose_is_rejected() {
+        assert!(Patch::parse(b"I fixed the bug.\n").is_err());
+    }
+
+    #[test]
+    fn hunk_header_lengths() {
+        assert_eq!(hunk_lengths("@@ -1,3 +1,4 @@"), Some((3, 4)));
+        assert_eq!(hunk_lengths("@@ -0,0 +1 @@"), Some((0, 1)));
+        assert_eq!(hunk_lengths("@@ -5 +5 @@ fn x()"), Some((1, 1)));
+        assert_eq!(hunk_lengths("@@ nonsense @@"), None);
+    }
+
+    #[test]
+    fn traditional_diff_becomes_git_form() {
+        let ruin = [
+            "diff -ruN old/d/h.txt new/d/h.txt",
+            "--- old/d/h.txt\t1970-01-01 00:00:00.000000000 +0000",
+            "+++ new/d/h.txt\t2026-12-02 18:33:25.492673383 +0000",
+            "@@ -0,0 +1 @@",
+            "+new",
+            "diff -ruN old/f.txt new/f.txt",
+            "--- old/f.txt\t2026-12-02 18:33:25.000000000 +0000",
+            "+++ new/f.txt\t2026-12-02 18:33:25.492673383 +0000",
+            "@@ -1,3 +1,3 @@",
+            " a",
+            "-b",
+            "+B",
+            " c",
+            "diff -ruN old/gone.txt new/gone.txt",
+            "--- old/gone.txt\t2026-12-02 18:33:25.000000000 +0000",
+            "+++ new/gone.txt\t1969-12-31 19:00:00.000000000 -0500",
+            "@@ -1 +0,0 @@",
+            "-bye",
+            "",
+        ]
+        .join("\n");
+        let p = Patch::parse(ruin.as_bytes()).unwrap().unwrap();
+        assert_eq!(p.files(), ["d/h.txt", "f.txt", "gone.txt"]);
+        let diff = p.diff().unwrap();
+        let statuses: Vec<git2::Delta> = diff.deltas().map(|d| d.status()).collect();
+        assert_eq!(
+            statuses,
+            [
+                git2::Delta::Added,
+                git2::Delta::Modified,
+                git2::Delta::Deleted
+            ]
+        );
+    }
+
+    #[test]
+    fn blank_context_lines_without_space_are_repaired() {
+        let p = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n\n-b\n+B\n";
+        let parsed = Patch::parse(p.as_bytes()).unwrap().unwrap();
+        assert_eq!(parsed.files(), ["f.txt"]);
+    }
+
+    #[test]
+    fn truncated_hunk_is_an_error() {
+        let p = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n";
+        assert!(matches!(
+            Patch::parse(p.as_bytes()).unwrap_err(),
+            PatchError::HunkCutShort(_)
+        ));
+    }
+
+    #[test]
+    fn absolute_paths_are_found_in_headers_only() {
+        let abs = |p: &str| Patch::parse(p.as_bytes()).unwrap().unwrap().absolute;
+        let git = "diff --git a//etc/x b//etc/x\nnew file mode 100644\n--- /dev/null\n+++ b//etc/x\n@@ -0,0 +1 @@\n+x\n";
+        assert_eq!(abs(git).as_deref(), Some("/etc/x"));
+        let plain = "--- /dev/null\n+++ /etc/y\t2026-01-01\n@@ -0,0 +1 @@\n+y\n";
+        assert_eq!(abs(plain).as_deref(), Some("/etc/y"));
+        // A removed line that reads `-- /etc/z` is content, not a header.
+        let content = "diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1 @@\n--- /etc/z\n keep\n";
+        assert_eq!(abs(content), None);
+    }
+
+    #[test]
+    fn git_diff_passes_through() {
+        let p = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n";
+        let parsed = Patch::parse(p.as_bytes()).unwrap().unwrap();
+        assert_eq!(parsed.files(), ["x.py"]);
+    }
+}

@@ -1,0 +1,421 @@
+//! The agent loop: feedback for a model, hidden tests (P2P only, redaction), and the MCP tool
+//! spoken to over stdio, all on real repositories with real pytest.
+
+use crate::setup::{BIN, CheckArgs, Fixture, example};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+fn task() -> String {
+    example("task.toml").display().to_string()
+}
+
+fn patch(name: &str) -> String {
+    example(&format!("patches/{name}.diff"))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn feedback_says_what_to_fix_and_nothing_else() {
+    let f = Fixture::calc();
+    let run = f.run(
+        &CheckArgs::new()
+            .task(task())
+            .repo(".")
+            .patch(patch("regression"))
+            .format("feedback"),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let text = &run.stdout;
+    assert!(text.starts_with("Regression: "), "{text}");
+    let broke = text
+        .find("Your patch broke 1 test(s)")
+        .expect("broken section");
+    let failing = text
+        .find("Still failing: 2 of 2 target test(s)")
+        .expect("f2p section");
+    assert!(broke < failing, "what the patch broke comes first:\n{text}");
+    assert!(
+        text.contains("tests/test_calc.py::test_sub\n    assert -2 == 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("at calc.py:25 (a file your patch changed)"),
+        "{text}"
+    );
+    // Nothing the agent cannot act on: no grid, no timings, no test broken at base.
+    for noise in ["Timings", "all P2P", "test_platform_quirk", "Warnings"] {
+        assert!(!text.contains(noise), "{noise} in:\n{text}");
+    }
+}
+
+#[test]
+fn feedback_groups_a_collection_error_and_puts_it_first() {
+    let f = Fixture::calc();
+    let broken = f.scratch_file(
+        "syntax.diff",
+        "--- a/calc.py\n+++ b/calc.py\n@@ -6,3 +6,3 @@ def add(a, b):\n \n \n-def sub(a, b):\n+def sub(a, b)\n",
+    );
+    let run = f.run(
+        &CheckArgs::new()
+            .task(task())
+            .repo(".")
+            .patch(&broken)
+            .format("feedback"),
+    );
+    let text = &run.stdout;
+    assert!(text.starts_with("Regression: "), "{text}\n{}", run.stderr);
+    let head = text
+        .find("did not run (not collected")
+        .expect("collection section");
+    assert!(
+        !text[..head].contains("  - "),
+        "collection errors come first:\n{text}"
+    );
+    // Seven tests fail to collect for one reason: listed once, with the error.
+    assert_eq!(text.matches("SyntaxError").count(), 1, "{text}");
+    assert!(text.contains(" and 2 more"), "{text}");
+}
+
+#[test]
+fn feedback_is_bounded() {
+    let f = Fixture::calc();
+    let run = f.run(
+        &CheckArgs::new()
+            .task(task())
+            .repo(".")
+            .patch(patch("regression"))
+            .format("feedback")
+            .flag("--max-bytes", "260"),
+    );
+    let text = &run.stdout;
+    assert!(text.len() <= 260, "{} bytes:\n{text}", text.len());
+    assert!(text.starts_with("Regression: "), "{text}");
+    assert!(text.contains("more not shown"), "{text}");
+}
+
+#[test]
+fn p2p_only_is_about_breakage_never_resolved() {
+    let f = Fixture::calc();
+    let p2p = [
+        "--p2p",
+        "tests/test_calc.py::test_add",
+        "--p2p",
+        "tests/test_calc.py::test_sub",
+    ];
+    let resolved = patch("resolved");
+    let regression = patch("regression");
+    let run = |format: &str, p: &str| {
+        f.run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .format(format)
+                .patch(p)
+                .args(&p2p),
+        )
+    };
+    let ok = run("json", &resolved);
+    assert_eq!(
+        (ok.outcome(), ok.code),
+        ("no-breakage".into(), 0),
+        "{}",
+        ok.stdout
+    );
+    let bad = run("json", &regression);
+    assert_eq!((bad.outcome(), bad.code), ("breaking".into(), 1));
+    let human = run("human", &regression);
+    assert!(human.stdout.starts_with("Breaking: "), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("F2P  none given (hidden)"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn redacted_output_never_shows_the_hidden_tests() {
+    let f = Fixture::calc();
+    for format in ["json", "human", "feedback"] {
+        let run = f.run(
+            &CheckArgs::new()
+                .task(task())
+                .repo(".")
+                .patch(patch("work-in-progress"))
+                .format(format)
+                .arg("--redact-f2p"),
+        );
+        // The hidden test file and the F2P test names appear nowhere.
+        for secret in ["test_errors", "raises", "DID NOT RAISE"] {
+            assert!(
+                !run.stdout.contains(secret),
+                "{format}: {secret} in:\n{}",
+                run.stdout
+            );
+        }
+        if format == "json" {
+            let v = run.json();
+            assert_eq!(
+                (v["f2p"]["passing"].as_u64(), v["f2p"]["total"].as_u64()),
+                (Some(1), Some(2))
+            );
+            assert_eq!(v["outcome"], "work-in-progress");
+            assert_eq!(v["redacted"], true);
+            assert_eq!(v["tests"][0]["id"], "hidden-f2p-1");
+        }
+        if format == "feedback" {
+            assert!(
+                run.stdout
+                    .contains("1 of 2 hidden target test(s) still fail"),
+                "{}",
+                run.stdout
+            );
+            // P2P breakage stays fully visible.
+            assert!(
+                run.stdout.contains("tests/test_calc.py::test_add"),
+                "{}",
+                run.stdout
+            );
+        }
+    }
+}
+
+/// A client speaking MCP (JSON-RPC over newline-delimited stdio) to `patchgrade mcp`.
+struct Client {
+    child: std::process::Child,
+    out: BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Client {
+    fn start(f: &Fixture, extra: &[&str]) -> Client {
+        let mut child = Command::new(BIN)
+            .args(["mcp", "--task", &task(), "--repo", "."])
+            .args(extra)
+            .env("TMPDIR", &f.tmp)
+            .env("XDG_CACHE_HOME", f.cache_home())
+            .current_dir(&f.repo)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("patchgrade mcp starts");
+        let out = BufReader::new(child.stdout.take().expect("stdout"));
+        Client {
+            child,
+            out,
+            next: 1,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.out.read_line(&mut line).expect("read");
+            assert!(n > 0, "server closed stdout before answering {method}");
+            let message: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
+            if message["id"] == id {
+                assert!(message.get("error").is_none(), "{method}: {message:#}");
+                return message["result"].clone();
+            }
+        }
+    }
+
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.child.stdin.take());
+        self.child.wait().expect("exit")
+    }
+}
+
+fn initialize(client: &mut Client) {
+    let init = client.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "patchgrade-test", "version": "0"}
+        }),
+    );
+    assert_eq!(init["serverInfo"]["name"], "patchgrade");
+    assert!(init["capabilities"]["tools"].is_object(), "{init:#}");
+    client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+}
+
+#[test]
+fn mcp_check_patch_over_stdio() {
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let mut client = Client::start(&f, &[]);
+    initialize(&mut client);
+
+    let tools = client.request("tools/list", json!({}));
+    let tool = &tools["tools"][0];
+    assert_eq!(tool["name"], "check_patch");
+    assert_eq!(
+        tool["inputSchema"]["required"],
+        json!(["patch"]),
+        "{tool:#}"
+    );
+
+    let diff = std::fs::read_to_string(patch("regression")).unwrap();
+    let result = client.request(
+        "tools/call",
+        json!({"name": "check_patch", "arguments": {"patch": diff}}),
+    );
+    assert_eq!(result["isError"], false, "{result:#}");
+    let feedback = result["content"][0]["text"].as_str().unwrap();
+    assert!(feedback.starts_with("Regression: "), "{feedback}");
+    assert!(
+        feedback.contains("tests/test_calc.py::test_sub"),
+        "{feedback}"
+    );
+    let verdict: Value =
+        serde_json::from_str(result["content"][1]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(verdict["outcome"], "regression");
+    assert_eq!(result["structuredContent"]["outcome"], "regression");
+
+    // Ids given with the call replace the task's.
+    let fix = std::fs::read_to_string(patch("resolved")).unwrap();
+    let result = client.request(
+        "tools/call",
+        json!({"name": "check_patch", "arguments": {
+            "patch": fix, "f2p": [], "p2p": ["tests/test_calc.py::test_add"]}}),
+    );
+    assert_eq!(
+        result["structuredContent"]["outcome"], "no-breakage",
+        "{result:#}"
+    );
+
+    // Bad input is a tool error the agent can read, and the server keeps serving.
+    let result = client.request(
+        "tools/call",
+        json!({"name": "check_patch", "arguments": {"patch": "this is not a diff"}}),
+    );
+    assert_eq!(result["isError"], true, "{result:#}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("patch"),
+        "{result:#}"
+    );
+
+    assert!(client.finish().success());
+    f.assert_untouched(&before);
+}
+
+#[test]
+fn mcp_redacts_hidden_tests() {
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let mut client = Client::start(&f, &["--redact-f2p"]);
+    initialize(&mut client);
+    let diff = std::fs::read_to_string(patch("work-in-progress")).unwrap();
+    let result = client.request(
+        "tools/call",
+        json!({"name": "check_patch", "arguments": {"patch": diff}}),
+    );
+    let all = result.to_string();
+    assert!(!all.contains("test_errors"), "{all}");
+    assert_eq!(result["structuredContent"]["f2p"]["total"], 2);
+    assert!(client.finish().success());
+    f.assert_untouched(&before);
+}
+
+#[test]
+fn agent_loop_example_stops_at_the_resolving_patch() {
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let script = crate::setup::root().join("examples/agent_loop.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([
+            "--patchgrade",
+            BIN,
+            ".",
+            &task(),
+            &patch("regression"),
+            &patch("resolved"),
+            &patch("no-op"),
+        ])
+        .env("TMPDIR", &f.tmp)
+        .env("XDG_CACHE_HOME", f.cache_home())
+        .current_dir(&f.repo)
+        .output()
+        .expect("python3 runs");
+    f.assert_untouched(&before);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("attempt 1: ") && stdout.contains(": regression"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("feedback for the model:\n  Regression: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("attempt 2: ") && stdout.contains(": resolved\nsubmit this patch"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("attempt 3"), "{stdout}");
+}
+
+#[test]
+fn submit_hook_grades_the_working_tree_and_blocks_a_regression() {
+    let f = Fixture::calc();
+    let hook = crate::setup::root().join("examples/submit_hook.sh");
+    let bin_dir = std::path::Path::new(BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |f: &Fixture| {
+        Command::new("bash")
+            .arg(&hook)
+            .env("PATCHGRADE_TASK", task())
+            .env("PATH", &path)
+            .env("TMPDIR", &f.tmp)
+            .env("XDG_CACHE_HOME", f.cache_home())
+            .current_dir(&f.repo)
+            .output()
+            .expect("hook runs")
+    };
+    // The agent's edit: the regression, made in the working tree.
+    crate::setup::git(&f.repo, &["apply", &patch("regression")]);
+    let before = f.snapshot();
+    let out = run(&f);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with("Regression: "), "{stdout}");
+    f.assert_untouched(&before);
+    // After a fix in the working tree (a new file included), the hook lets it through.
+    crate::setup::git(&f.repo, &["checkout", "--", "."]);
+    crate::setup::git(&f.repo, &["apply", &patch("resolved")]);
+    let before = f.snapshot();
+    let out = run(&f);
+    f.assert_untouched(&before);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("ready to submit"), "{stdout}");
+}

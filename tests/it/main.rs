@@ -1,0 +1,20 @@
+//! patchgrade's integration tests, one binary: real git repositories in temp dirs, the real
+//! binary and the real runners, each run checked against the user's repository byte for byte.
+//! `setup` holds the fixtures and the `check` command-line builder every module uses.
+
+mod setup;
+
+mod agent_e2e;
+mod batch_e2e;
+mod check_e2e;
+mod check_env;
+mod check_input;
+mod corpus;
+mod faults_e2e;
+mod hostile_e2e;
+mod inputs_e2e;
+mod layout;
+mod patches_e2e;
+mod pool_e2e;
+mod presets_e2e;
+mod runners_e2e;

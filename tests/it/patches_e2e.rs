@@ -1,0 +1,330 @@
+//! Odd patches, each made by real `git diff` and applied by `check`: binary files, renames and
+//! copies, mode changes, created and deleted files, CRLF, no trailing newline, non-UTF-8
+//! content, hunks that moved (offset) or lost context (fuzz), and patches that half apply.
+//! Each either applies exactly as git would, or is refused whole with a reason.
+
+use crate::setup::{CheckArgs, Fixture, git};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// A test command that passes one test, whatever the tree: the point is the checkout.
+const PASS: &str =
+    "printf '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {junit}";
+
+/// Every file under `dir` but `.git`, with its bytes and executable bit.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, bool)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = e.path();
+            if e.file_name() == ".git" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+                let exec = meta.permissions().mode() & 0o111 != 0;
+                out.insert(rel, (std::fs::read(&path).unwrap(), exec));
+            }
+        }
+    }
+    out
+}
+
+/// Commit `base`, make `change` in the work tree, and take `git diff --binary` with rename and
+/// copy detection; the repository is put back. Returns the patch and the tree git made.
+fn git_patch(
+    f: &Fixture,
+    base: &[(&str, &[u8])],
+    change: impl FnOnce(&Path),
+) -> (PathBuf, BTreeMap<PathBuf, (Vec<u8>, bool)>) {
+    git(&f.repo, &["init", "--quiet"]);
+    for (path, bytes) in base {
+        std::fs::write(f.repo.join(path), bytes).unwrap();
+    }
+    git(&f.repo, &["add", "--all"]);
+    git(&f.repo, &["commit", "--quiet", "-m", "base"]);
+    change(&f.repo);
+    let expected = tree(&f.repo);
+    git(&f.repo, &["add", "--all"]);
+    let out = std::process::Command::new("git")
+        .args([
+            "diff",
+            "--cached",
+            "--binary",
+            "-M",
+            "-C",
+            "--find-copies-harder",
+        ])
+        .current_dir(&f.repo)
+        .output()
+        .unwrap();
+    git(&f.repo, &["reset", "--quiet", "--hard"]);
+    git(&f.repo, &["clean", "-fdq"]);
+    let patch = f.scratch.join("candidate.diff");
+    std::fs::write(&patch, out.stdout).unwrap();
+    (patch, expected)
+}
+
+/// `check` the patch with `--keep`; the verdict and the candidate's work tree.
+fn check(f: &Fixture, patch: &Path, extra: &[&str]) -> (Value, BTreeMap<PathBuf, (Vec<u8>, bool)>) {
+    let keep = f.scratch.join(format!("keep-{}", rand_suffix()));
+    let mut more = vec!["--baseline", "skip", "--keep", keep.to_str().unwrap()];
+    more.extend(extra);
+    let args = CheckArgs::single_test(patch, PASS).args(&more);
+    let v = f.run(&args).json();
+    let work = keep.join("candidate/work");
+    let t = if work.exists() {
+        tree(&work)
+    } else {
+        BTreeMap::new()
+    };
+    (v, t)
+}
+
+fn rand_suffix() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    N.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+/// The patch applies exactly and leaves the tree git made.
+fn applies_like_git(base: &[(&str, &[u8])], change: impl FnOnce(&Path)) -> Value {
+    let f = Fixture::empty();
+    let (patch, expected) = git_patch(&f, base, change);
+    let before = f.snapshot();
+    let (v, work) = check(&f, &patch, &[]);
+    assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+    assert_eq!(v["patch"]["apply_strategy"], "exact", "{v:#}");
+    assert_eq!(work, expected);
+    f.assert_untouched(&before);
+    v
+}
+
+const TEXT: &[u8] = b"one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";
+
+#[test]
+fn binary_files_change_and_are_created() {
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+    applies_like_git(&[("blob.bin", &bytes)], |repo| {
+        let mut changed = bytes.clone();
+        changed[100] ^= 0xff;
+        changed.extend([0u8, 1, 2, 0xfe]);
+        std::fs::write(repo.join("blob.bin"), changed).unwrap();
+        std::fs::write(repo.join("new.bin"), [0u8, 0xff, 0x10, 0]).unwrap();
+    });
+}
+
+#[test]
+fn renames_and_copies_with_edits() {
+    let v = applies_like_git(&[("old.txt", TEXT), ("src.txt", TEXT)], |repo| {
+        let edited = String::from_utf8_lossy(TEXT).replace("five", "FIVE");
+        std::fs::remove_file(repo.join("old.txt")).unwrap();
+        std::fs::write(repo.join("renamed.txt"), &edited).unwrap();
+        std::fs::write(repo.join("copied.txt"), edited).unwrap();
+    });
+    let files = v["patch"]["files"].as_array().unwrap();
+    assert!(files.iter().any(|f| f == "renamed.txt") && files.iter().any(|f| f == "old.txt"));
+}
+
+#[test]
+fn mode_changes_set_the_executable_bit() {
+    applies_like_git(&[("run.sh", b"#!/bin/sh\necho hi\n")], |repo| {
+        std::fs::set_permissions(repo.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+    });
+}
+
+#[test]
+fn created_and_deleted_files() {
+    applies_like_git(&[("gone.txt", TEXT), ("kept.txt", TEXT)], |repo| {
+        std::fs::remove_file(repo.join("gone.txt")).unwrap();
+        std::fs::create_dir_all(repo.join("deep/er")).unwrap();
+        std::fs::write(repo.join("deep/er/fresh.txt"), "fresh\n").unwrap();
+    });
+}
+
+#[test]
+fn crlf_files_keep_their_line_ends() {
+    applies_like_git(&[("dos.txt", b"one\r\ntwo\r\nthree\r\n")], |repo| {
+        std::fs::write(repo.join("dos.txt"), b"one\r\nTWO\r\nthree\r\nfour\r\n").unwrap();
+    });
+}
+
+#[test]
+fn files_without_a_trailing_newline() {
+    applies_like_git(
+        &[("a.txt", b"one\ntwo"), ("b.txt", b"one\ntwo\n")],
+        |repo| {
+            std::fs::write(repo.join("a.txt"), b"one\nTWO\n").unwrap();
+            std::fs::write(repo.join("b.txt"), b"one\nTWO").unwrap();
+        },
+    );
+}
+
+#[test]
+fn non_utf8_content() {
+    applies_like_git(&[("latin1.txt", b"caf\xe9\nna\xefve\n")], |repo| {
+        std::fs::write(
+            repo.join("latin1.txt"),
+            b"caf\xe9 cr\xe8me\nna\xefve\n\xff\xfe\n",
+        )
+        .unwrap();
+    });
+}
+
+/// A patch made against an older version of the file, whose lines have since moved.
+fn moved_file(f: &Fixture) -> PathBuf {
+    let body: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let (patch, _) = git_patch(f, &[("m.txt", body.as_bytes())], |repo| {
+        std::fs::write(
+            repo.join("m.txt"),
+            body.replace("line 20\n", "line twenty\n"),
+        )
+        .unwrap();
+    });
+    // Since then, five lines were added at the top, and a line near the hunk changed.
+    let header: String = (1..=5).map(|i| format!("header {i}\n")).collect();
+    let now = format!("{header}{}", body.replace("line 17\n", "line seventeen\n"));
+    f.commit(&[("m.txt", &now)], "moved");
+    patch
+}
+
+#[test]
+fn a_moved_hunk_applies_with_offset_and_fuzz_unless_strict() {
+    let f = Fixture::empty();
+    let patch = moved_file(&f);
+    let before = f.snapshot();
+    let (v, work) = check(&f, &patch, &[]);
+    assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+    assert_eq!(v["patch"]["apply_strategy"], "fuzzy");
+    let moved = &v["patch"]["moved_hunks"][0];
+    assert_eq!(
+        (&moved["file"], &moved["offset"], &moved["fuzz"]),
+        (&"m.txt".into(), &5.into(), &1.into()),
+        "{v:#}"
+    );
+    let text = String::from_utf8(work[Path::new("m.txt")].0.clone()).unwrap();
+    assert!(
+        text.contains("line seventeen\n") && text.contains("line twenty\n"),
+        "{text}"
+    );
+    assert!(!text.contains("line 20\n"));
+
+    let (strict, _) = check(&f, &patch, &["--strict-apply"]);
+    assert_eq!(strict["outcome"], "patch-failed", "{strict:#}");
+    assert_eq!(strict["patch"]["apply_failure"]["file"], "m.txt");
+    f.assert_untouched(&before);
+}
+
+#[test]
+fn a_patch_that_half_applies_changes_nothing() {
+    let f = Fixture::empty();
+    let (patch, _) = git_patch(&f, &[("a.txt", TEXT), ("b.txt", TEXT)], |repo| {
+        std::fs::write(
+            repo.join("a.txt"),
+            String::from_utf8_lossy(TEXT).replace("two", "TWO"),
+        )
+        .unwrap();
+        std::fs::write(
+            repo.join("b.txt"),
+            String::from_utf8_lossy(TEXT).replace("nine", "NINE"),
+        )
+        .unwrap();
+    });
+    // b.txt has since changed beyond recognition; a.txt's hunk alone would still apply.
+    f.commit(&[("b.txt", "something else entirely\n")], "rewrite b");
+    let before = f.snapshot();
+    let (v, work) = check(&f, &patch, &[]);
+    assert_eq!(v["outcome"], "patch-failed", "{v:#}");
+    assert_eq!(v["patch"]["apply_failure"]["file"], "b.txt", "{v:#}");
+    let message = v["patch"]["apply_failure"]["message"].as_str().unwrap();
+    assert!(message.contains("with offset and fuzz"), "{message}");
+    // Nothing of the patch is in the checkout, a.txt included.
+    assert_eq!(work[Path::new("a.txt")].0, TEXT);
+    f.assert_untouched(&before);
+}
+
+/// A candidate that "fixes" a failing test by editing the test (and conftest.py).
+#[test]
+fn edits_to_protected_paths_warn_revert_or_reject() {
+    crate::setup::require_pytest();
+    let f = Fixture::with_files(&[
+        ("app.py", "def value():\n    return 1\n"),
+        (
+            "tests/test_app.py",
+            "from app import value\n\ndef test_value():\n    assert value() == 2\n",
+        ),
+        ("tests/conftest.py", "\n"),
+    ]);
+    let cheat = f.diff_of(
+        "cheat.diff",
+        &[
+            (
+                "tests/test_app.py",
+                "from app import value\n\ndef test_value():\n    assert value() == 1\n",
+            ),
+            ("tests/conftest.py", "# collect_ignore = []\n"),
+            ("app.py", "def value():\n    return 1  # touched\n"),
+        ],
+    );
+    let before = f.snapshot();
+    let run = |extra: &[&str]| -> Value {
+        let args = CheckArgs::new()
+            .runner("pytest")
+            .json()
+            .patch(&cheat)
+            .f2p("tests/test_app.py::test_value")
+            .args(extra);
+        f.run(&args).json()
+    };
+    let protected = serde_json::json!(["tests/conftest.py", "tests/test_app.py"]);
+    let warned = run(&[]);
+    assert_eq!(warned["outcome"], "resolved", "{warned:#}");
+    assert_eq!(warned["patch"]["protected_edits"], protected);
+    assert!(
+        crate::setup::warning(&warned, "protected-edit").is_some(),
+        "{warned:#}"
+    );
+
+    let reverted = run(&["--on-protected-edit", "revert"]);
+    assert_eq!(
+        reverted["outcome"], "no-op",
+        "the test is the base's again: {reverted:#}"
+    );
+    assert_eq!(reverted["patch"]["protected_edits"], protected);
+
+    let rejected = run(&["--on-protected-edit", "reject"]);
+    assert_eq!(rejected["outcome"], "patch-failed", "{rejected:#}");
+    let message = rejected["patch"]["apply_failure"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        message.contains("protected paths (tests/conftest.py, tests/test_app.py)"),
+        "{message}"
+    );
+
+    // An added glob protects the code too; a bad one is bad input.
+    let more = run(&["--protect", "app.py", "--on-protected-edit", "reject"]);
+    assert!(
+        more["patch"]["apply_failure"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("app.py")
+    );
+    let bad = f.run(
+        &CheckArgs::new()
+            .runner("pytest")
+            .patch(&cheat)
+            .f2p("x")
+            .flag("--protect", "a["),
+    );
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("--protect `a[`"), "{}", bad.stderr);
+    f.assert_untouched(&before);
+}

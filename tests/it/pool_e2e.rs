@@ -1,0 +1,229 @@
+//! `--workdir-pool`: reused checkouts grade exactly as fresh ones, are reset between runs (a
+//! patch's files and untracked files gone, ignored build output kept), and are never shared by
+//! two runs at once. Real git, real pytest.
+
+use crate::setup::{CheckArgs, Fixture};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// What a verdict says about the patch, without timings and paths.
+fn graded(v: &Value) -> Value {
+    let tests: Vec<Value> = v["tests"]
+        .as_array()
+        .map(|tests| {
+            tests
+                .iter()
+                .map(|t| {
+                    serde_json::json!([
+                        t["id"],
+                        t["status"],
+                        t["base_status"],
+                        t["effect"],
+                        t["message"]
+                    ])
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({
+        "outcome": v["outcome"],
+        "counts": v["counts"],
+        "tests": tests,
+        "apply_failure": v["patch"]["apply_failure"],
+        "overridden": v["patch"]["overridden_files"],
+    })
+}
+
+fn check_calc(f: &Fixture, patch: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["--no-cache"];
+    args.extend(extra);
+    f.run(&CheckArgs::calc(patch).args(&args)).json()
+}
+
+/// The slots of a pool: `DIR/<repository>/slot-<n>`.
+fn slots(pool: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for repo in std::fs::read_dir(pool).unwrap().flatten() {
+        for e in std::fs::read_dir(repo.path()).unwrap().flatten() {
+            if e.path().is_dir() {
+                found.push(e.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn verdicts_with_the_pool_are_those_without_it() {
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let pool = f.scratch.join("pool");
+    let pool_arg = ["--workdir-pool", pool.to_str().unwrap()];
+    // Every outcome, then again in reverse, so each slot is reset after a different patch.
+    let order = [
+        "resolved",
+        "regression",
+        "breaking-resolved",
+        "patch-failed",
+        "partially-resolved",
+        "work-in-progress",
+        "no-op",
+        "empty",
+    ];
+    for name in order.iter().chain(order.iter().rev()) {
+        let fresh = check_calc(&f, name, &[]);
+        let pooled = check_calc(&f, name, &pool_arg);
+        assert_eq!(graded(&pooled), graded(&fresh), "{name}");
+        assert_eq!(
+            pooled["outcome"],
+            name.replace("empty", "empty-patch"),
+            "{name}"
+        );
+    }
+    // One slot for the candidate, one for the baseline, reused by every run.
+    assert_eq!(slots(&pool).len(), 2);
+    f.assert_untouched(&before);
+}
+
+#[test]
+fn a_slot_is_reset_but_keeps_ignored_build_output() {
+    crate::setup::require_pytest();
+    let f = Fixture::with_files(&[
+        (".gitignore", "build/\n__pycache__/\n"),
+        ("app.py", "def value():\n    return 1\n"),
+        (
+            "test_app.py",
+            "import os, pathlib\n\
+             from app import value\n\
+             def test_value():\n    assert value() == 2\n\
+             def test_clean_start():\n    \
+                 assert not os.path.exists('junk.txt'), 'left by an earlier run'\n    \
+                 assert not os.path.exists('build/from-patch.txt'), 'left by an earlier patch'\n    \
+                 pathlib.Path('junk.txt').write_text('x')\n\
+             def test_build_output():\n    \
+                 p = pathlib.Path('build/runs')\n    \
+                 p.parent.mkdir(exist_ok=True)\n    \
+                 p.write_text(str(int(p.read_text()) + 1 if p.exists() else 1))\n",
+        ),
+    ]);
+    let fix = f.scratch_file(
+        "fix.diff",
+        "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def value():\n-    return 1\n+    return 2\n",
+    );
+    // Writes into an ignored directory: a reset must remove it all the same.
+    let leaky = f.scratch_file(
+        "leaky.diff",
+        "diff --git a/build/from-patch.txt b/build/from-patch.txt\nnew file mode 100644\n--- /dev/null\n+++ b/build/from-patch.txt\n@@ -0,0 +1 @@\n+x\n",
+    );
+    let before = f.snapshot();
+    let pool = f.scratch.join("pool");
+    let run = |patch: &Path| -> Value {
+        f.run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .json()
+                .arg("--no-cache")
+                .flag("--workdir-pool", &pool)
+                .patch(patch)
+                .f2p("test_app.py::test_value")
+                .p2p("test_app.py::test_clean_start")
+                .p2p("test_app.py::test_build_output"),
+        )
+        .json()
+    };
+    let leak = run(&leaky);
+    // The patch's own file fails `test_clean_start` in the candidate: it is a real edit.
+    assert_eq!(leak["outcome"], "regression", "{leak:#}");
+    for _ in 0..2 {
+        let v = run(&fix);
+        assert_eq!(v["outcome"], "resolved", "{v:#}");
+        // Passing on both sides: each run started from a clean slot, not one broken at base.
+        let clean = crate::setup::graded(&v, "test_app.py::test_clean_start");
+        assert_eq!(
+            (&clean["status"], &clean["base_status"]),
+            (&"passed".into(), &"passed".into()),
+            "{v:#}"
+        );
+    }
+    let slots = slots(&pool);
+    assert_eq!(slots.len(), 2);
+    for slot in &slots {
+        // Three runs in each slot, counted by ignored output that survived the resets.
+        assert_eq!(
+            std::fs::read_to_string(slot.join("build/runs")).unwrap(),
+            "3"
+        );
+        assert!(slot.join("__pycache__").is_dir());
+        // The last run's untracked file stays until the next reset.
+        assert!(slot.join("junk.txt").exists());
+        assert!(!slot.join("build/from-patch.txt").exists());
+    }
+    f.assert_untouched(&before);
+}
+
+#[test]
+fn concurrent_checks_take_different_slots() {
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let pool = f.scratch.join("pool");
+    let expected = check_calc(&f, "regression", &[]);
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let args = CheckArgs::calc("regression").args(&[
+                "--no-cache",
+                "--workdir-pool",
+                pool.to_str().unwrap(),
+            ]);
+            f.command(&args)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for h in handles {
+        let out = h.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(graded(&v), graded(&expected));
+    }
+    // Three checks at once, two checkouts each: at most six slots.
+    let n = slots(&pool).len();
+    assert!((2..=6).contains(&n), "{n} slots");
+
+    // A slot whose lock another process holds is never used: with slots 0 and 1 held, the
+    // check makes (or takes) others and grades the same.
+    let repo_dir = std::fs::read_dir(&pool)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let held: Vec<std::fs::File> = (0..2)
+        .map(|n| {
+            let lock = std::fs::File::options()
+                .write(true)
+                .open(repo_dir.join(format!("slot-{n}.lock")))
+                .unwrap();
+            lock.lock().unwrap();
+            lock
+        })
+        .collect();
+    let marker = |n: usize| repo_dir.join(format!("slot-{n}/held-by-the-test"));
+    for n in 0..2 {
+        std::fs::write(marker(n), "x").unwrap();
+    }
+    let v = check_calc(
+        &f,
+        "regression",
+        &["--workdir-pool", pool.to_str().unwrap()],
+    );
+    assert_eq!(graded(&v), graded(&expected));
+    for n in 0..2 {
+        assert!(
+            marker(n).exists(),
+            "slot {n} was reset while its lock was held"
+        );
+    }
+    drop(held);
+    f.assert_untouched(&before);
+}
