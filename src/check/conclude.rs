@@ -125,6 +125,9 @@ impl Check {
         started: Instant,
     ) -> Verdict {
         let graded = grade(plan.command.ids(), plan.requested(), candidate, baseline);
+        if let Some((stage, error)) = Draft::none_observed(&graded) {
+            return draft.fail(stage, error, started);
+        }
         draft.warn_about(&graded, baseline.is_some());
         // Bytecode is the evidence; a user who switched it off explicitly gets no guess.
         let bytecode_off = self

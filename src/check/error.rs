@@ -54,6 +54,10 @@ pub enum Error {
     /// A task that cannot be used as it is.
     #[error(transparent)]
     Task(#[from] crate::task::TaskProblem),
+    /// A path that is not UTF-8: commands and templates name paths as text, so the run would
+    /// name another path than the one given.
+    #[error("{0}: the path is not UTF-8")]
+    NotUtf8(PathBuf),
     /// A JUnit report given to [`FromReports`](super::FromReports).
     #[error(transparent)]
     Report(#[from] JunitError),

@@ -5,7 +5,7 @@ use super::{Check, Plan};
 use crate::judge::grade::retry_candidates;
 use crate::judge::verdict::{ErrorCause, RunInfo};
 use crate::observe::junit::JunitError;
-use crate::observe::{Evidence, Report};
+use crate::observe::{Evidence, Report, TestStatus};
 use crate::run::command::{with_workdir, with_workdir_raw};
 use crate::run::preset::rejected_ids;
 use crate::run::{Termination, process};
@@ -232,7 +232,7 @@ impl Attempts<'_> {
                 ),
             ));
         }
-        let report = Report::read(&junit).map_err(|e| match e {
+        let report = Report::read_output(&junit, command.junit_is_dir()).map_err(|e| match e {
             JunitError::Missing(_) | JunitError::EmptyDir(_) => (
                 ErrorCause::NoReport,
                 explain(
@@ -245,6 +245,18 @@ impl Attempts<'_> {
             ),
             other => (ErrorCause::UnreadableReport, other.to_string()),
         })?;
+        if command.exit_reflects_failures()
+            && let Some(why) = contradiction(finished.termination, &report)
+        {
+            return Err((
+                ErrorCause::ReportContradictsExit,
+                format!(
+                    "the test command {} but its report {why}: one of them is not what the \
+                     tests did",
+                    describe(finished.termination, self.check.timeout)
+                ),
+            ));
+        }
         if info.dir.is_some() {
             info.reports.push(junit);
         }
@@ -259,6 +271,27 @@ impl Attempts<'_> {
 pub(super) struct Execution {
     pub(super) info: RunInfo,
     pub(super) evidence: Result<Evidence, (ErrorCause, String)>,
+}
+
+/// Where an exit status and a report disagree, in words: a runner whose status reflects its
+/// tests exits 0 exactly when no test in its report failed or errored. A report with no test
+/// case is judged elsewhere.
+fn contradiction(termination: Termination, report: &Report) -> Option<&'static str> {
+    let Termination::Exited(code) = termination else {
+        return None;
+    };
+    if report.cases.is_empty() {
+        return None;
+    }
+    let failing = report
+        .cases
+        .iter()
+        .any(|c| matches!(c.observation.status, TestStatus::Failed | TestStatus::Error));
+    match (code == 0, failing) {
+        (true, true) => Some("has failing tests"),
+        (false, false) => Some("has no failing test"),
+        _ => None,
+    }
 }
 
 /// How much of each log [`Check::logs`] keeps: the end, where runners write their errors.

@@ -97,6 +97,9 @@ impl FromReports {
         let cand = Evidence::single(candidate);
         let base = baseline.map(Evidence::single);
         let graded = grade(self.ids, requested, &cand, base.as_ref());
+        if let Some((stage, error)) = Draft::none_observed(&graded) {
+            return Ok(draft.fail(stage, error, started));
+        }
         draft.warn_about(&graded, base.is_some());
         let outcome = graded.classification.outcome;
         Ok(draft.finish(outcome, Some(graded.classification), None, started))

@@ -285,6 +285,9 @@ impl Check {
             Some(tp) => parse(tp)?,
             None => None,
         };
+        if self.repo.to_str().is_none() {
+            return Err(Error::NotUtf8(self.repo.clone()));
+        }
         let source = Source::resolve(&self.repo, &self.base)?;
         Ok(Plan {
             source,

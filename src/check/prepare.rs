@@ -190,16 +190,25 @@ impl RunRoot {
             source,
         };
         match keep {
-            None => tempfile::Builder::new()
-                .prefix("patchgrade-")
-                .tempdir()
-                .map(RunRoot::Temp)
-                .map_err(|e| dir_error(&std::env::temp_dir(), e)),
+            None => {
+                let tmp = std::env::temp_dir();
+                if tmp.to_str().is_none() {
+                    return Err(Error::NotUtf8(tmp));
+                }
+                tempfile::Builder::new()
+                    .prefix("patchgrade-")
+                    .tempdir()
+                    .map(RunRoot::Temp)
+                    .map_err(|e| dir_error(&tmp, e))
+            }
             Some(dir) => {
                 for run in ["candidate", "baseline"] {
                     if dir.join(run).exists() {
                         return Err(Error::KeepExists(dir.join(run)));
                     }
+                }
+                if dir.to_str().is_none() {
+                    return Err(Error::NotUtf8(dir.to_path_buf()));
                 }
                 std::fs::create_dir_all(dir).map_err(|e| dir_error(dir, e))?;
                 let dir = std::fs::canonicalize(dir).map_err(|e| dir_error(dir, e))?;

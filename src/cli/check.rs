@@ -178,6 +178,10 @@ pub async fn check(mut args: CheckArgs) -> ExitCode {
             accept: Vec::new(),
         },
     );
+    if let Err(e) = writable(output.junit_out.as_deref()) {
+        eprintln!("patchgrade: error: {e:#}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let verdict = match with_patch(args.patch, args.task) {
         Ok(check) => check.run().await.map_err(explain),
         Err(e) => Err(e),
@@ -216,6 +220,7 @@ fn with_patch(patch: Option<PathBuf>, task: TaskArgs) -> Result<Check> {
 
 pub fn grade(args: GradeArgs) -> ExitCode {
     let verdict = (|| -> Result<Verdict> {
+        writable(args.output.junit_out.as_deref())?;
         let syntax = id_syntax(args.ids.as_deref(), args.runner.as_deref())?;
         let (f2p, p2p) = args.tests.lists()?;
         let job = FromReports {
@@ -330,6 +335,24 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
         check = check.keep(dir);
     }
     Ok((check, task.patch_file))
+}
+
+/// An output file's directory exists, checked before anything runs: a verdict that cannot
+/// be written after minutes of tests is input that should have been refused first.
+fn writable(path: Option<&Path>) -> Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "--junit-out {}: {} is not a directory",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// Ids from flags and an id file, as one list; `None` when neither gives any.

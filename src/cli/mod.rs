@@ -61,9 +61,15 @@ pub fn main() -> ExitCode {
 async fn dispatch() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
+        // Help and version are output; a usage error is bad input, and bad input is one
+        // line naming the input and the problem.
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("patchgrade: {}", one_line(&e.render().to_string()));
+            return ExitCode::from(EXIT_USAGE);
         }
     };
     match cli.command {
@@ -123,6 +129,17 @@ async fn interrupted() -> &'static str {
     }
 }
 
+/// clap's message folded into one line: the error and its tip, without the usage block.
+fn one_line(message: &str) -> String {
+    let parts: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .collect();
+    parts.join("; ")
+}
+
 /// A library error with the flags that give the input it names.
 pub fn explain(e: Error) -> anyhow::Error {
     let hint = match &e {
@@ -155,10 +172,11 @@ pub struct CommandArgs {
     pub ids: Option<String>,
     /// Run tests that did not pass again, up to N times; one that then passes is flaky
     /// [default: 0]
-    #[arg(long, value_name = "N")]
+    // A negative value is a bad value, not another flag: say so about this flag.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub retries: Option<usize>,
     /// Timeout per command (setup, tests), e.g. 90s, 30m [default: 30m]
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub timeout: Option<String>,
 }
 

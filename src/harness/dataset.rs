@@ -89,6 +89,13 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, InputError> {
     for (line, value) in records(path, true)? {
         let p: Prediction = serde_json::from_value(value)
             .map_err(|e| input_error(path, line, format!("not a prediction: {e}")))?;
+        if p.instance_id.trim().is_empty() {
+            return Err(input_error(
+                path,
+                line,
+                "a prediction with an empty `instance_id`",
+            ));
+        }
         if let Some(first) = seen.insert(p.instance_id.clone(), line) {
             let at = first
                 .map(|l| format!(" (first at line {l})"))
@@ -114,8 +121,12 @@ pub fn read_tasks(path: &Path) -> Result<Vec<TaskFile>, InputError> {
     for (line, value) in records(path, false)? {
         let mut task: TaskFile = serde_json::from_value(value)
             .map_err(|e| input_error(path, line, format!("not a task: {e}")))?;
-        let Some(id) = task.instance_id.clone() else {
-            return Err(input_error(path, line, "a task without `instance_id`"));
+        let Some(id) = task.instance_id.clone().filter(|id| !id.trim().is_empty()) else {
+            return Err(input_error(
+                path,
+                line,
+                "a task without `instance_id` (or an empty one)",
+            ));
         };
         if !seen.insert(id.clone()) {
             return Err(input_error(

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Why directories cannot be merged.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MergeError {
     /// An input is not a batch output directory, or a result in it is unreadable.
     #[error(transparent)]

@@ -121,6 +121,36 @@ impl Draft {
         }
     }
 
+    /// The error when not one requested test was in any run's report: nothing about the
+    /// patch was observed. With a baseline the task is in question; without one, the run.
+    pub(crate) fn none_observed(graded: &Graded) -> Option<(Stage, (ErrorCause, String))> {
+        let (after, base) = graded.found;
+        if after > 0 || base.is_some_and(|b| b > 0) {
+            return None;
+        }
+        let stage = if base.is_some() {
+            Stage::Baseline
+        } else {
+            Stage::Candidate
+        };
+        let runs = if base.is_some() {
+            "either run's report (at base and after the patch)"
+        } else {
+            "the report"
+        };
+        Some((
+            stage,
+            (
+                ErrorCause::NoRequestedTestRan,
+                format!(
+                    "none of the {} requested tests is in {runs}: check the ids and the test \
+                     command",
+                    graded.classification.tests.len()
+                ),
+            ),
+        ))
+    }
+
     pub(crate) fn fail(
         self,
         stage: Stage,

@@ -18,6 +18,8 @@ pub struct Graded {
     pub flaky: Vec<String>,
     /// Ids the runner refused, with its words.
     pub rejected: Vec<(String, String)>,
+    /// Requested ids that named at least one testcase after the patch, and at base.
+    pub found: (usize, Option<usize>),
 }
 
 /// Grade the requested tests from a candidate run and, when there is one, a baseline run.
@@ -35,11 +37,16 @@ pub fn grade(
         widened: Vec::new(),
         flaky: Vec::new(),
         rejected: candidate.rejected.clone(),
+        found: (0, base.as_ref().map(|_| 0)),
     };
     let mut observed = Vec::new();
     for (id, group) in requested.iter() {
         let after = cand.resolve(id);
         let before = base.as_ref().map(|b| b.resolve(id));
+        graded.found.0 += usize::from(after.matches > 0);
+        if let (Some(b), Some(n)) = (&before, &mut graded.found.1) {
+            *n += usize::from(b.matches > 0);
+        }
         if after.ambiguous {
             graded.ambiguous.push(id.to_string());
         }

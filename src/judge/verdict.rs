@@ -175,6 +175,12 @@ pub enum ErrorCause {
     /// The task cannot be run as given (no repository, an unknown base, no test command, bad
     /// ids): `batch` grades the other tasks and records this one so.
     InvalidTask,
+    /// The runner's exit status and its report disagree: it failed with every test passing,
+    /// or passed with tests failing. One of them is not what the tests did.
+    ReportContradictsExit,
+    /// Not one requested test is in the reports of either run: the ids, the runner or the
+    /// task is wrong, and no verdict about the patch would mean anything.
+    NoRequestedTestRan,
 }
 
 /// The reason for outcome `error`.

@@ -77,6 +77,16 @@ pub enum JunitError {
         /// The cause.
         source: std::io::Error,
     },
+    /// What the test command left at the report path is not a regular file (a FIFO would
+    /// block the reader, a link could point anywhere, a device never ends), or is a directory
+    /// where a file was expected.
+    #[error("{path}: the report is {what}, not a regular file written by the run")]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What is there.
+        what: &'static str,
+    },
     /// The file is not a JUnit report.
     #[error("{path}: not a JUnit report: {reason}")]
     Malformed {
@@ -92,6 +102,51 @@ impl Report {
     /// file per class).
     pub fn read(path: &Path) -> Result<Report, JunitError> {
         Report::read_all(std::slice::from_ref(&path.to_path_buf()))
+    }
+
+    /// Read the report a test command wrote at `path`, trusting nothing about what is there:
+    /// a regular file (or, when `dir` is set because the runner writes one file per class, a
+    /// directory of them), opened without following a link and without blocking, so that
+    /// code under test cannot make patchgrade read something else or hang.
+    pub fn read_output(path: &Path, dir: bool) -> Result<Report, JunitError> {
+        let meta = match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(JunitError::Missing(path.to_path_buf()));
+            }
+            Err(source) => {
+                return Err(JunitError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+            Ok(meta) => meta,
+        };
+        let files = match kind_of(&meta) {
+            None => vec![path.to_path_buf()],
+            Some("a directory") if dir => {
+                let mut files = Vec::new();
+                output_files(path, &mut files)?;
+                files.sort();
+                if files.is_empty() {
+                    return Err(JunitError::EmptyDir(path.to_path_buf()));
+                }
+                files
+            }
+            Some(what) => {
+                return Err(JunitError::NotAFile {
+                    path: path.to_path_buf(),
+                    what,
+                });
+            }
+        };
+        let mut report = Report::default();
+        for file in files {
+            let reader = open_output(&file)?;
+            report
+                .add(reader, file.clone())
+                .map_err(|reason| JunitError::Malformed { path: file, reason })?;
+        }
+        Ok(report)
     }
 
     /// Read several reports (files or directories) as one. Test cases keep their source, so
@@ -182,6 +237,79 @@ fn xml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// What a path holds, when it is not a regular file.
+fn kind_of(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_symlink() {
+        Some("a symbolic link")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        Some("a device")
+    }
+}
+
+/// The `*.xml` files of a report directory a run wrote: regular files only; a link or a FIFO
+/// among them is refused like one at the report path.
+fn output_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), JunitError> {
+    let io = |source| JunitError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        let meta = std::fs::symlink_metadata(&path).map_err(io)?;
+        match kind_of(&meta) {
+            Some("a directory") => output_files(&path, out)?,
+            None if path.extension().is_some_and(|x| x == "xml") => out.push(path),
+            None => {}
+            Some(what) => return Err(JunitError::NotAFile { path, what }),
+        }
+    }
+    Ok(())
+}
+
+/// Open a file a run wrote: not through a link, not blocking on a FIFO, and only if it is
+/// still a regular file once open (it may have been swapped since it was looked at).
+fn open_output(path: &Path) -> Result<impl BufRead, JunitError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| JunitError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let flags = nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK;
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(flags.bits())
+        .open(path)
+        .map_err(|e| {
+            // ELOOP: the last component is a link.
+            if e.raw_os_error() == Some(nix::libc::ELOOP) {
+                JunitError::NotAFile {
+                    path: path.to_path_buf(),
+                    what: "a symbolic link",
+                }
+            } else {
+                io(e)
+            }
+        })?;
+    let meta = file.metadata().map_err(io)?;
+    if let Some(what) = kind_of(&meta) {
+        return Err(JunitError::NotAFile {
+            path: path.to_path_buf(),
+            what,
+        });
+    }
+    Ok(std::io::BufReader::new(file))
 }
 
 fn open(path: &Path) -> Result<impl BufRead, JunitError> {

@@ -66,6 +66,12 @@ impl TestCommand {
             .map(Preset::version_probe)
     }
 
+    /// Whether its exit status says whether tests failed: only a preset's own command is
+    /// known to (a custom command may exit as it likes).
+    pub fn exit_reflects_failures(&self) -> bool {
+        self.version_probe().is_some() && self.preset.is_some_and(Preset::exit_reflects_failures)
+    }
+
     /// Whether `{junit}` names a directory of reports rather than a file.
     pub fn junit_is_dir(&self) -> bool {
         self.preset.is_some_and(|p| p.junit_is_dir())

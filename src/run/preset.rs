@@ -150,6 +150,13 @@ impl Preset {
         }
     }
 
+    /// Whether the runner's exit status says whether tests failed: non-zero when one did,
+    /// zero when none did. Maven's preset keeps going past failures
+    /// (`-Dmaven.test.failure.ignore`), so its status says nothing about them.
+    pub fn exit_reflects_failures(self) -> bool {
+        !matches!(self, Preset::Maven)
+    }
+
     /// Whether `{junit}` names a directory of reports rather than a file.
     pub fn junit_is_dir(self) -> bool {
         matches!(self, Preset::Maven | Preset::Gradle)

@@ -93,10 +93,13 @@ impl Drop for GroupGuard {
 pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
     let stdout = tokio::fs::File::from_std(File::create(&spec.stdout)?);
     let stderr = tokio::fs::File::from_std(File::create(&spec.stderr)?);
+    // The script goes through a file: as one `sh -c` argument it could not exceed the
+    // kernel's limit on a single argument (128 KiB), which a few thousand ids reach.
+    let script = spec.stdout.with_extension("sh");
+    std::fs::write(&script, &spec.script)?;
     let mut command = tokio::process::Command::new("sh");
     command
-        .arg("-c")
-        .arg(&spec.script)
+        .arg(&script)
         .current_dir(&spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -37,6 +37,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, ValueError> {
 /// Parse an id file: a JSON array of strings, or one id per line (blank lines and `#`
 /// comments skipped).
 pub fn parse_id_file(text: &str) -> Result<Vec<String>, ValueError> {
+    // A byte-order mark is an editor's, never part of the first id.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         return serde_json::from_str(trimmed).map_err(|e| ValueError::IdArray(e.to_string()));
@@ -69,6 +71,12 @@ mod tests {
             parse_id_file("[oops"),
             Err(ValueError::IdArray(_))
         ));
+        assert!(matches!(
+            parse_id_file("[1, 2]"),
+            Err(ValueError::IdArray(_))
+        ));
+        assert_eq!(parse_id_file("\u{feff}t.py::a\n").unwrap(), ["t.py::a"]);
+        assert_eq!(parse_id_file("\u{feff}[\"a\"]").unwrap(), ["a"]);
     }
 
     #[test]

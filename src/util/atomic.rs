@@ -22,9 +22,29 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .prefix(".partial-")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
+    // A temporary file is 0600; the result gets the mode a plain write would give it.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = 0o666 & !umask();
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// The process's umask, read from `/proc/self/status` (setting it to read it, as `umask(2)`
+/// does, would race with other threads creating files); the usual 022 where it cannot be read.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
 }
 
 #[cfg(test)]
@@ -38,6 +58,11 @@ mod tests {
         write(&path, b"old").unwrap();
         write(&path, b"new").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o666 & !umask(), "a plain write's mode, not 0600");
+        }
         // A directory where the file should be: the error, and nothing else changed.
         let blocked = dir.path().join("blocked");
         std::fs::create_dir(&blocked).unwrap();

@@ -27,6 +27,7 @@ pub struct Source {
 
 /// Why the source could not be resolved: bad input.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SourceError {
     /// Not a git repository.
     #[error("{path}: not a git repository ({reason})")]

@@ -290,7 +290,9 @@ fn stop_and_resume(signal: nix::sys::signal::Signal, code: i32) {
     tasks.push(task(
         "calc-f-hang",
         &f.repo,
-        json!({"test_cmd": format!("sleep 600; : {marker} {{junit}} {{tests}}")}),
+        // The marker is on the hanging process's own command line (the shell reads its
+        // script from a file).
+        json!({"test_cmd": format!("python -c 'import time; time.sleep(600)' {marker}; : {{junit}} {{tests}}")}),
     ));
     preds.push(prediction("calc-f-hang", "resolved"));
     let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);

@@ -18,3 +18,4 @@ mod patches_e2e;
 mod pool_e2e;
 mod presets_e2e;
 mod runners_e2e;
+mod tamper_e2e;
