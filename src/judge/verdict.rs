@@ -71,11 +71,39 @@ impl Verdict {
                     && !test_files.iter().any(|f| s.starts_with(f.as_str()))
             });
         }
+        // The hidden files' names go from free text too (ids first: they contain them).
+        let files: Vec<(String, String)> = test_files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.clone(), format!("hidden-test-file-{}", i + 1)))
+            .collect();
         let mask = |text: &mut String| {
-            for (id, alias) in &hidden {
+            for (id, alias) in hidden.iter().chain(&files) {
                 *text = text.replace(id.as_str(), alias);
             }
         };
+        for t in self.tests.iter_mut().filter(|t| t.group == Group::P2p) {
+            // A traceback through a hidden file quotes its code: withheld, not masked.
+            if t.details
+                .as_deref()
+                .is_some_and(|d| files.iter().any(|(f, _)| d.contains(f.as_str())))
+            {
+                t.details = Some("(withheld: it quotes the hidden tests)".into());
+            }
+            for text in [&mut t.message, &mut t.base_message].into_iter().flatten() {
+                mask(text);
+            }
+        }
+        // The candidate's own list of files would say which of them the hidden tests took.
+        let p = &mut self.patch;
+        for f in p
+            .overridden_files
+            .iter_mut()
+            .chain(&mut p.files)
+            .chain(&mut p.protected_edits)
+        {
+            mask(f);
+        }
         for w in &mut self.warnings {
             w.tests.iter_mut().for_each(mask);
             mask(&mut w.message);

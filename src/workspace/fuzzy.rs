@@ -7,6 +7,7 @@
 //! or not at all. Binary patches and symbolic links are never applied this way.
 
 use super::apply::{ApplyFailure, MovedHunk, header_of};
+use super::guard::symlink_in;
 use std::path::Path;
 
 /// The most context lines ignored at each end of a hunk.
@@ -52,6 +53,21 @@ pub fn apply(workdir: &Path, diff: &git2::Diff<'_>) -> Result<Vec<MovedHunk>, Ap
                 "does not apply exactly, and a binary file or symbolic link is never applied \
                  with fuzz"
                     .into(),
+            ));
+        }
+        // A link at the path itself: reading would follow it and writing would change the
+        // file it points to, outside the checkout (its parents are checked by the guard).
+        if let Some(link) = [&old, &new]
+            .into_iter()
+            .flatten()
+            .find(|p| symlink_in(workdir, p))
+        {
+            return Err(fail(
+                None,
+                format!(
+                    "does not apply exactly, and `{link}` is a symbolic link in the checkout: \
+                     the fallback never reads or writes through one"
+                ),
             ));
         }
         let patch = git2::Patch::from_diff(diff, i)

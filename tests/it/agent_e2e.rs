@@ -134,6 +134,41 @@ fn p2p_only_is_about_breakage_never_resolved() {
 }
 
 #[test]
+fn redaction_hides_the_hidden_files_a_candidate_edit_collided_with() {
+    // The candidate writes its own tests/test_errors.py, the hidden tests' file: the verdict
+    // says edits were overridden, but not which hidden file took their place.
+    let f = Fixture::calc();
+    let fake = f.scratch_file(
+        "fake.diff",
+        "diff --git a/tests/test_errors.py b/tests/test_errors.py\nnew file mode 100644\n\
+         --- /dev/null\n+++ b/tests/test_errors.py\n@@ -0,0 +1,2 @@\n\
+         +def test_mine():\n+    pass\n",
+    );
+    for format in ["json", "human", "feedback"] {
+        let run = f.run(
+            &CheckArgs::new()
+                .task(task())
+                .repo(".")
+                .patch(&fake)
+                .format(format)
+                .arg("--redact-f2p"),
+        );
+        assert!(
+            !run.stdout.contains("test_errors"),
+            "{format}:\n{}",
+            run.stdout
+        );
+        if format == "json" {
+            let v = run.json();
+            assert_eq!(
+                v["patch"]["overridden_files"],
+                serde_json::json!(["hidden-test-file-1"])
+            );
+        }
+    }
+}
+
+#[test]
 fn redacted_output_never_shows_the_hidden_tests() {
     let f = Fixture::calc();
     for format in ["json", "human", "feedback"] {

@@ -174,3 +174,25 @@ fn absolute_paths_are_refused_in_git_and_traditional_diffs() {
     }
     f.assert_untouched(&before);
 }
+
+#[test]
+fn the_fuzzy_fallback_never_writes_through_a_link_at_the_patched_path() {
+    require_pytest();
+    // The base tree has `notes.txt`, a link to a file outside the checkout. A patch that
+    // treats it as a text file does not apply exactly (the link's text is its target), and
+    // the fallback must not read and rewrite the file the link points to.
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "line1\nline2\n").unwrap();
+    let f = Fixture::with_files(&[("tests/test_ok.py", "def test_ok():\n    pass\n")]);
+    std::os::unix::fs::symlink(&victim, f.repo.join("notes.txt")).unwrap();
+    crate::setup::git(&f.repo, &["add", "--all"]);
+    crate::setup::git(&f.repo, &["commit", "--quiet", "-m", "link"]);
+    let patch = "diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n\
+                 @@ -1,2 +1,2 @@\n line1\n-line2\n+pwned\n";
+    let v = check(&f, patch, &[]);
+    assert_eq!(v["outcome"], "patch-failed", "{v:#}");
+    let message = v["patch"]["apply_failure"]["message"].as_str().unwrap();
+    assert!(message.contains("symbolic link"), "{message}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "line1\nline2\n");
+}
