@@ -259,10 +259,12 @@ fn checkout() {
     let parsed = Patch::parse(patch.as_bytes()).unwrap().unwrap();
     let (mut git, mut ours, mut reset) = (Vec::new(), Vec::new(), Vec::new());
     let pooled = tmp.path().join("pooled");
+    let record = tmp.path().join("pooled.touched");
     {
         let source = Source::resolve(&repo, "HEAD").unwrap();
         Checkout::create(&source, &pooled)
             .unwrap()
+            .recorded(record.clone())
             .apply(&parsed, true)
             .unwrap();
     }
@@ -288,7 +290,7 @@ fn checkout() {
         }));
         reset.push(time(|| {
             let source = Source::resolve(&repo, "HEAD").unwrap();
-            Checkout::reuse(&source, &pooled)
+            Checkout::reuse(&source, &pooled, &record)
                 .unwrap()
                 .apply(&parsed, true)
                 .unwrap();

@@ -103,6 +103,9 @@ pub struct Checkout {
     repo: Repository,
     workdir: PathBuf,
     commit: Oid,
+    /// Where the paths patches touch are recorded, for a later [`Checkout::reuse`]: outside
+    /// the checkout, so that nothing run in it can edit what the next reset restores.
+    record: Option<PathBuf>,
 }
 
 impl Checkout {
@@ -135,7 +138,15 @@ impl Checkout {
             repo,
             workdir: workdir.to_path_buf(),
             commit: source.commit,
+            record: None,
         })
+    }
+
+    /// Record the paths patches touch in `record` (a file outside the work tree), so that
+    /// [`Checkout::reuse`] can put them back.
+    pub fn recorded(mut self, record: PathBuf) -> Checkout {
+        self.record = Some(record);
+        self
     }
 
     /// Reset an earlier checkout of the same repository in `workdir` to the base commit, for
@@ -143,7 +154,11 @@ impl Checkout {
     /// wrote does not survive, and `.gitignore` is the base's when the rest is judged), then a
     /// forced checkout rewrites the files that differ and removes untracked files, keeping
     /// ignored ones (build output, `node_modules`, `__pycache__`).
-    pub fn reuse(source: &Source, workdir: &Path) -> Result<Checkout, CheckoutError> {
+    pub fn reuse(
+        source: &Source,
+        workdir: &Path,
+        record: &Path,
+    ) -> Result<Checkout, CheckoutError> {
         let fail = |reason: String| CheckoutError {
             dir: workdir.to_path_buf(),
             reason,
@@ -153,8 +168,9 @@ impl Checkout {
             repo,
             workdir: workdir.to_path_buf(),
             commit: source.commit,
+            record: Some(record.to_path_buf()),
         };
-        let touched = checkout.touched_file();
+        let touched = record.to_path_buf();
         let paths: Vec<String> = match fs::read_to_string(&touched) {
             Ok(text) => text
                 .split('\0')
@@ -184,12 +200,6 @@ impl Checkout {
             }
             _ => Ok(checkout),
         }
-    }
-
-    /// Where the paths patches touched are recorded, for [`Checkout::reuse`]. Written before
-    /// a patch applies, so a run killed halfway is still reset whole.
-    fn touched_file(&self) -> PathBuf {
-        self.repo.path().join("patchgrade-touched")
     }
 
     /// What the checkout does not hold that the repository's users may expect: submodules
@@ -314,12 +324,16 @@ impl Checkout {
         })
     }
 
+    /// Written before a patch applies, so a run killed halfway is still reset whole.
     fn record_touched(&self, patch: &Patch) -> std::io::Result<()> {
         use std::io::Write;
+        let Some(record) = &self.record else {
+            return Ok(());
+        };
         let mut file = fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(self.touched_file())?;
+            .open(record)?;
         // NUL-separated: a path may hold a newline, never a NUL.
         let mut record = Vec::new();
         for path in patch.files() {
@@ -330,9 +344,9 @@ impl Checkout {
     }
 
     /// Put each path back to its content in the base tree, or remove it if the base has none.
-    /// A symbolic link the candidate put on the way is removed first (restoring through it
-    /// would write outside the checkout); one the base tree itself has there is an error.
-    /// Returns the links removed.
+    /// A symbolic link or a plain file the candidate put on the way is removed first
+    /// (restoring through a link would write outside the checkout, and a file blocks the
+    /// directory); one the base tree itself has there is an error. Returns what was removed.
     pub fn restore(&self, paths: &[String]) -> Result<Vec<String>, CheckoutError> {
         let fail = |path: &str, reason: String| CheckoutError {
             dir: self.workdir.clone(),
@@ -346,16 +360,18 @@ impl Checkout {
         let mut removed = Vec::new();
         for path in paths {
             for parent in parents(path) {
-                if !symlink_in(&self.workdir, parent) {
+                // A link, or a plain file where a directory must be: the candidate's, put on
+                // the way (restoring through a link would write outside the checkout).
+                if !in_the_way(&self.workdir, parent) {
                     continue;
                 }
                 let in_base = tree
                     .get_path(Path::new(parent))
-                    .is_ok_and(|e| e.filemode() == 0o120000);
+                    .is_ok_and(|e| e.kind() != Some(git2::ObjectType::Tree));
                 if in_base {
                     return Err(fail(
                         path,
-                        format!("it is beyond the symbolic link `{parent}` of the base tree"),
+                        format!("it is beyond `{parent}` of the base tree, which is no directory"),
                     ));
                 }
                 fs::remove_file(self.workdir.join(parent))
@@ -376,6 +392,11 @@ impl Checkout {
         }
         Ok(removed)
     }
+}
+
+/// Whether `rel` exists in the work tree as something other than a directory (not followed).
+fn in_the_way(workdir: &Path, rel: &str) -> bool {
+    symlink_in(workdir, rel) || fs::symlink_metadata(workdir.join(rel)).is_ok_and(|m| !m.is_dir())
 }
 
 fn remove_path(path: &Path) -> std::io::Result<()> {

@@ -6,6 +6,7 @@
 //! ```text
 //! DIR/<repository>/slot-<n>/        a checkout (its own `.git`, borrowing the repository's objects)
 //! DIR/<repository>/slot-<n>.lock    held (flock) by the run using the slot
+//! DIR/<repository>/slot-<n>.touched the paths patches touched there, NUL-separated
 //! ```
 //!
 //! A run takes the first slot whose lock it can get, or makes a new one; the lock is released
@@ -68,9 +69,12 @@ impl WorkdirPool {
                 Err(fs::TryLockError::Error(e)) => return Err(fail(&lock_path, e)),
             }
             let slot = repo_dir.join(format!("slot-{n}"));
+            // Beside the slot, not in it: nothing a test runs in the slot reaches it there
+            // by the slot's own paths.
+            let record = repo_dir.join(format!("slot-{n}.touched"));
             let lease = Lease { _lock: lock };
             if slot.join(".git").is_dir()
-                && let Ok(checkout) = Checkout::reuse(source, &slot)
+                && let Ok(checkout) = Checkout::reuse(source, &slot, &record)
             {
                 return Ok((checkout, lease));
             }
@@ -78,7 +82,12 @@ impl WorkdirPool {
             if slot.exists() {
                 fs::remove_dir_all(&slot).map_err(|e| fail(&slot, e))?;
             }
-            return Checkout::create(source, &slot).map(|c| (c, lease));
+            // A new slot starts with no record: what an old one touched is gone with it.
+            match fs::remove_file(&record) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(&record, e)),
+                _ => {}
+            }
+            return Checkout::create(source, &slot).map(|c| (c.recorded(record), lease));
         }
     }
 }

@@ -196,3 +196,48 @@ fn the_fuzzy_fallback_never_writes_through_a_link_at_the_patched_path() {
     assert!(message.contains("symbolic link"), "{message}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "line1\nline2\n");
 }
+
+#[test]
+fn a_candidate_file_where_the_hidden_tests_go_is_overridden_and_the_patch_graded() {
+    require_pytest();
+    let f = Fixture::with_files(&[
+        ("app.py", "def value():\n    return 0\n"),
+        (
+            "tests/test_app.py",
+            "from app import value\n\ndef test_old():\n    assert value() == 0 or True\n",
+        ),
+    ]);
+    // The hidden tests add tests/unit/test_new.py; the candidate puts a plain file at
+    // tests/unit, where their directory must go.
+    let tp = f.diff_of(
+        "tp.diff",
+        &[(
+            "tests/unit/test_new.py",
+            "from app import value\n\ndef test_new():\n    assert value() == 1\n",
+        )],
+    );
+    let patch = f.diff_of(
+        "p.diff",
+        &[
+            ("app.py", "def value():\n    return 1\n"),
+            ("tests/unit", "in the way\n"),
+        ],
+    );
+    let v = f
+        .run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .json()
+                .patch(&patch)
+                .test_patch(&tp)
+                .f2p("tests/unit/test_new.py::test_new")
+                .p2p("tests/test_app.py::test_old"),
+        )
+        .json();
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    assert_eq!(
+        v["patch"]["overridden_files"],
+        serde_json::json!(["tests/unit"]),
+        "{v:#}"
+    );
+}

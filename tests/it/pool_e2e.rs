@@ -158,7 +158,15 @@ fn a_slot_is_reset_but_keeps_ignored_build_output() {
         // The last run's untracked file stays until the next reset.
         assert!(slot.join("junk.txt").exists());
         assert!(!slot.join("build/from-patch.txt").exists());
+        assert!(!slot.join(".git/patchgrade-touched").exists());
     }
+    // The record of what the last candidate touched lives beside its slot, not in it, where
+    // a test running in the slot would find and edit it.
+    let records: Vec<Vec<u8>> = slots
+        .iter()
+        .filter_map(|s| std::fs::read(s.with_extension("touched")).ok())
+        .collect();
+    assert_eq!(records, [b"app.py\0".to_vec()]);
     f.assert_untouched(&before);
 }
 
