@@ -4,6 +4,7 @@
 use super::Error;
 use crate::judge::verdict::ErrorCause;
 use crate::workspace::pool::Lease;
+use crate::workspace::protect::{has_runner_sections, runner_section};
 use crate::workspace::{
     Applied, ApplyFailure, Caveat, Checkout, OnProtectedEdit, Patch, Protection, Source,
     WorkdirPool,
@@ -62,25 +63,39 @@ pub(super) fn prepare_candidate(
     strict: bool,
     protection: &Protection,
 ) -> Result<Candidate, Prep> {
-    let protected = protection.edits(candidate.files());
-    if protection.action == OnProtectedEdit::Reject && !protected.is_empty() {
-        return Ok(Candidate::Rejected(ApplyFailure {
+    let mut protected = protection.edits(candidate.files());
+    let refuse = |protected: &[String]| {
+        Candidate::Rejected(ApplyFailure {
             file: protected.first().cloned(),
             hunk: None,
             message: format!(
                 "refused: the patch edits protected paths ({}), and protected edits are rejected",
                 protected.join(", ")
             ),
-        }));
+        })
+    };
+    if protection.action == OnProtectedEdit::Reject && !protected.is_empty() {
+        return Ok(refuse(&protected));
     }
     let (checkout, prepared) = create_checkout(source, dir, pool)?;
     let applied = match checkout.apply(candidate, strict) {
         Ok(applied) => applied,
         Err(failure) => return Ok(Candidate::Rejected(failure)),
     };
+    // Runner sections are judged on the text before and after, so only once it applied.
+    let sections = runner_sections(&checkout, candidate);
+    if protection.action == OnProtectedEdit::Reject && !sections.is_empty() {
+        let labels: Vec<String> = sections.iter().map(|(_, l)| l.clone()).collect();
+        return Ok(refuse(&labels));
+    }
+    let mut revert = protected.clone();
+    for (file, label) in sections {
+        revert.push(file);
+        protected.push(label);
+    }
     if protection.action == OnProtectedEdit::Revert {
         checkout
-            .restore(&protected)
+            .restore(&revert)
             .map_err(|e| Prep::Checkout(e.to_string()))?;
     }
     let Some(tp) = test_patch else {
@@ -117,6 +132,27 @@ pub(super) fn prepare_candidate(
         caveats: checkout.caveats(),
         prepared,
     }))
+}
+
+/// The candidate's edits inside a runner's section of a file that is not protected as a
+/// whole, as (file, `file [section]`).
+fn runner_sections(checkout: &Checkout, candidate: &Patch) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (file, removed, added) in candidate.changed_lines() {
+        if !has_runner_sections(&file) {
+            continue;
+        }
+        let before = checkout.base_text(&file).unwrap_or_default();
+        let after = std::fs::read_to_string(checkout.workdir().join(&file)).unwrap_or_default();
+        let section = removed
+            .iter()
+            .find_map(|&l| runner_section(&file, &before, l))
+            .or_else(|| added.iter().find_map(|&l| runner_section(&file, &after, l)));
+        if let Some(section) = section {
+            found.push((file.clone(), format!("{file} [{section}]")));
+        }
+    }
+    found
 }
 
 pub(super) fn prepare_baseline(

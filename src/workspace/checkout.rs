@@ -240,6 +240,18 @@ impl Checkout {
         caveats
     }
 
+    /// A file's text in the base tree (`None` when the base has no such file).
+    pub fn base_text(&self, path: &str) -> Option<String> {
+        let tree = self
+            .repo
+            .find_commit(self.commit)
+            .and_then(|c| c.tree())
+            .ok()?;
+        let entry = tree.get_path(Path::new(path)).ok()?;
+        let blob = entry.to_object(&self.repo).ok()?.peel_to_blob().ok()?;
+        Some(String::from_utf8_lossy(blob.content()).into_owned())
+    }
+
     /// The checkout's root.
     pub fn workdir(&self) -> &Path {
         &self.workdir

@@ -80,6 +80,38 @@ impl Patch {
         git2::Diff::from_buffer(&self.text)
     }
 
+    /// Per file it changes: the 1-based lines it removes (old side) and adds (new side).
+    pub fn changed_lines(&self) -> Vec<(String, Vec<usize>, Vec<usize>)> {
+        let Ok(diff) = self.diff() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for i in 0..diff.deltas().len() {
+            let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i) else {
+                continue;
+            };
+            let delta = patch.delta();
+            let Some(path) = delta.new_file().path().or(delta.old_file().path()) else {
+                continue;
+            };
+            let (mut removed, mut added) = (Vec::new(), Vec::new());
+            for h in 0..patch.num_hunks() {
+                for l in 0..patch.num_lines_in_hunk(h).unwrap_or(0) {
+                    let Ok(line) = patch.line_in_hunk(h, l) else {
+                        continue;
+                    };
+                    match line.origin() {
+                        '-' => removed.extend(line.old_lineno().map(|n| n as usize)),
+                        '+' => added.extend(line.new_lineno().map(|n| n as usize)),
+                        _ => {}
+                    }
+                }
+            }
+            out.push((path.to_string_lossy().into_owned(), removed, added));
+        }
+        out
+    }
+
     /// Every path the patch touches (old and new names of renames), sorted.
     pub fn files(&self) -> &[String] {
         &self.files

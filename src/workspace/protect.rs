@@ -37,6 +37,62 @@ pub const DEFAULT_GLOBS: &[&str] = &[
     "Jenkinsfile",
 ];
 
+/// Files a patch edits for good reasons (dependencies, metadata) that also hold a runner's
+/// configuration in one section: an edit inside that section is a protected edit, though the
+/// file is not protected.
+const SECTIONED: &[(&str, &[&str])] = &[
+    (
+        "pyproject.toml",
+        &["tool.pytest.ini_options", "tool.pytest"],
+    ),
+    ("setup.cfg", &["tool:pytest"]),
+    ("package.json", &["jest", "mocha"]),
+];
+
+/// Whether `file` is one of the files with runner sections (`pyproject.toml`, `setup.cfg`,
+/// `package.json`).
+pub fn has_runner_sections(file: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    SECTIONED.iter().any(|(n, _)| *n == name)
+}
+
+/// The runner section of `file` (by its name) that 1-based line `line` of `text` is in, if
+/// any: an INI or TOML table (`[tool.pytest.ini_options]` and its subtables), or a top-level
+/// key of `package.json` (`"jest": { … }`).
+pub fn runner_section(file: &str, text: &str, line: usize) -> Option<&'static str> {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let (_, sections) = SECTIONED.iter().find(|(n, _)| *n == name)?;
+    let upto = text.lines().take(line);
+    if name == "package.json" {
+        // The top-level key whose value the line is in, by brace depth (strings with braces
+        // in them are rare in a runner's configuration and only widen the match).
+        let mut depth = 0i32;
+        let mut current: Option<&'static str> = None;
+        for l in upto {
+            if depth == 1 {
+                current = sections
+                    .iter()
+                    .copied()
+                    .find(|s| l.trim_start().starts_with(&format!("\"{s}\"")));
+            }
+            depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+        }
+        return current;
+    }
+    let header = upto
+        .filter_map(|l| {
+            let t = l.trim();
+            t.strip_prefix('[')
+                .and_then(|t| t.strip_suffix(']'))
+                .map(|t| t.trim_matches(['[', ']']).trim())
+        })
+        .last()?;
+    sections
+        .iter()
+        .copied()
+        .find(|s| header == *s || header.starts_with(&format!("{s}.")))
+}
+
 /// What a candidate edit to a protected path does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -170,6 +226,31 @@ mod tests {
             "src/main/java/a/Calc.java",
         ];
         assert!(edits(&[], &code).is_empty(), "{:?}", edits(&[], &code));
+    }
+
+    #[test]
+    fn runner_sections_of_files_that_are_not_protected() {
+        let toml = "[project]\nname = \"x\"\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n\n[tool.ruff]\nline = 1\n";
+        let at = |line| runner_section("pyproject.toml", toml, line);
+        assert_eq!(
+            (at(2), at(4), at(5), at(8)),
+            (
+                None,
+                Some("tool.pytest.ini_options"),
+                Some("tool.pytest.ini_options"),
+                None
+            )
+        );
+        let cfg = "[metadata]\nname = x\n[tool:pytest]\naddopts = -p no:x\n";
+        assert_eq!(runner_section("sub/setup.cfg", cfg, 4), Some("tool:pytest"));
+        assert_eq!(runner_section("setup.cfg", cfg, 2), None);
+        let json = "{\n  \"name\": \"x\",\n  \"jest\": {\n    \"testMatch\": [\"x\"]\n  },\n  \"dependencies\": {\n    \"a\": \"1\"\n  }\n}\n";
+        let at = |line| runner_section("package.json", json, line);
+        assert_eq!(
+            (at(2), at(3), at(4), at(7)),
+            (None, Some("jest"), Some("jest"), None)
+        );
+        assert_eq!(runner_section("README.md", toml, 4), None);
     }
 
     #[test]

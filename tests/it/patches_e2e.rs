@@ -3,7 +3,7 @@
 //! content, hunks that moved (offset) or lost context (fuzz), and patches that half apply.
 //! Each either applies exactly as git would, or is refused whole with a reason.
 
-use crate::setup::{CheckArgs, Fixture, git};
+use crate::setup::{CheckArgs, Fixture, git, require_pytest};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -327,4 +327,70 @@ fn edits_to_protected_paths_warn_revert_or_reject() {
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("--protect `a[`"), "{}", bad.stderr);
     f.assert_untouched(&before);
+}
+
+#[test]
+fn an_edit_to_a_runner_section_of_pyproject_is_a_protected_edit() {
+    require_pytest();
+    let pyproject = "[project]\nname = \"m\"\nversion = \"1.0\"\n\n[tool.pytest.ini_options]\nxfail_strict = true\n";
+    let f = Fixture::with_files(&[
+        ("pyproject.toml", pyproject),
+        ("m.py", "def f():\n    return 0\n"),
+        (
+            "tests/test_m.py",
+            "from m import f\n\ndef test_f():\n    assert f() == 1\n",
+        ),
+    ]);
+    let fix = "def f():\n    return 1\n";
+    // Turning the failing test into an expected failure, from the runner's section.
+    let cheat = f.diff_of(
+        "cheat.diff",
+        &[
+            ("m.py", fix),
+            (
+                "pyproject.toml",
+                &pyproject.replace(
+                    "xfail_strict = true\n",
+                    "xfail_strict = true\naddopts = \"-p no:cacheprovider\"\n",
+                ),
+            ),
+        ],
+    );
+    // A version bump is an edit to the file, not to the runner's configuration.
+    let bump = f.diff_of(
+        "bump.diff",
+        &[
+            ("m.py", fix),
+            ("pyproject.toml", &pyproject.replace("1.0", "1.1")),
+        ],
+    );
+    let run = |patch: &std::path::Path, extra: &[&str]| -> Value {
+        f.run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .json()
+                .patch(patch)
+                .f2p("tests/test_m.py::test_f")
+                .args(extra),
+        )
+        .json()
+    };
+    let warned = run(&cheat, &[]);
+    assert_eq!(
+        warned["patch"]["protected_edits"],
+        serde_json::json!(["pyproject.toml [tool.pytest.ini_options]"]),
+        "{warned:#}"
+    );
+    assert!(crate::setup::warning(&warned, "protected-edit").is_some());
+    let bumped = run(&bump, &[]);
+    assert_eq!(bumped["outcome"], "resolved", "{bumped:#}");
+    assert!(
+        bumped["patch"].get("protected_edits").is_none(),
+        "{bumped:#}"
+    );
+    let rejected = run(&cheat, &["--on-protected-edit", "reject"]);
+    assert_eq!(rejected["outcome"], "patch-failed", "{rejected:#}");
+    let reverted = run(&cheat, &["--on-protected-edit", "revert"]);
+    // The whole file goes back to base; the fix in m.py stays.
+    assert_eq!(reverted["outcome"], "resolved", "{reverted:#}");
 }
