@@ -194,6 +194,7 @@ impl Checkout {
                 .and_then(|()| checkout.repo.set_head_detached(commit.id()))
                 .map_err(|e| fail(e.message().to_string()))?;
         }
+        checkout.remove_bytecode().map_err(fail)?;
         match fs::remove_file(&touched) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(fail(format!("{}: {e}", touched.display())))
@@ -334,6 +335,37 @@ impl Checkout {
             hunk: hunk.into_inner(),
             message: e.message().to_string(),
         })
+    }
+
+    /// Remove the `__pycache__` of every directory of the base tree. Python trusts bytecode
+    /// whose header matches its source's mtime and size, and a restored source can match an
+    /// earlier patch's (a same-size edit within one second): the earlier patch's code would
+    /// run and decide the verdict. Bytecode is cheap to rebuild; other ignored build output
+    /// stays.
+    fn remove_bytecode(&self) -> Result<(), String> {
+        let tree = self
+            .repo
+            .find_commit(self.commit)
+            .and_then(|c| c.tree())
+            .map_err(|e| e.message().to_string())?;
+        let mut dirs = vec![String::new()];
+        tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+            if entry.kind() == Some(git2::ObjectType::Tree)
+                && let Ok(name) = entry.name()
+            {
+                dirs.push(format!("{root}{name}"));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(|e| e.message().to_string())?;
+        for dir in dirs {
+            let cache = self.workdir.join(&dir).join("__pycache__");
+            // Not followed: a link there is removed, never what it points to.
+            if fs::symlink_metadata(&cache).is_ok() {
+                remove_path(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+            }
+        }
+        Ok(())
     }
 
     /// Written before a patch applies, so a run killed halfway is still reset whole.

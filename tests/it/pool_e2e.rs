@@ -235,3 +235,45 @@ fn concurrent_checks_take_different_slots() {
     drop(held);
     f.assert_untouched(&before);
 }
+
+#[test]
+fn bytecode_of_an_earlier_patch_never_decides_a_later_run() {
+    crate::setup::require_pytest();
+    // A same-size edit whose source ends with the same mtime (pinned here by the setup
+    // command; within one second it happens by itself): Python would take the earlier
+    // patch's bytecode for the restored source.
+    let f = Fixture::with_files(&[
+        (".gitignore", "__pycache__/\n"),
+        ("m.py", "def f():\n    return 1\n"),
+        (
+            "test_m.py",
+            "from m import f\n\ndef test_f():\n    assert f() == 1\n",
+        ),
+    ]);
+    let breaking = f.diff_of("breaking.diff", &[("m.py", "def f():\n    return 2\n")]);
+    let harmless = f.diff_of("harmless.diff", &[("notes.txt", "n\n")]);
+    let pool = f.scratch.join("pool");
+    let run = |patch: &Path| -> Value {
+        f.run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .json()
+                .arg("--no-cache")
+                .flag("--workdir-pool", &pool)
+                .flag("--setup-cmd", "touch -d @1700000000 m.py")
+                .patch(patch)
+                .p2p("test_m.py::test_f"),
+        )
+        .json()
+    };
+    assert_eq!(run(&breaking)["outcome"], "breaking");
+    for _ in 0..2 {
+        let v = run(&harmless);
+        let t = crate::setup::graded(&v, "test_m.py::test_f");
+        assert_eq!(
+            (&t["base_status"], &t["status"]),
+            (&"passed".into(), &"passed".into()),
+            "{v:#}"
+        );
+    }
+}
