@@ -211,6 +211,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(10),
             stdout: dir.path().join("out"),
             stderr: dir.path().join("err"),
+            hold_open: None,
         };
         let one = vec![("V".to_string(), "1".to_string())];
         let first = cache.runner_version(&probe(one.clone())).await;

@@ -1,6 +1,7 @@
 //! Running the tests in a prepared checkout: setup, attempts, retries, and what their logs
 //! say when a run cannot be judged.
 
+use super::prepare::Prepared;
 use super::{Check, Plan};
 use crate::judge::grade::retry_candidates;
 use crate::judge::verdict::{ErrorCause, RunInfo};
@@ -23,10 +24,10 @@ impl Check {
         &self,
         plan: &Plan,
         dir: &Path,
-        workdir: &Path,
+        prepared: &Prepared,
         keep: bool,
     ) -> Execution {
-        let workdir = workdir.to_path_buf();
+        let workdir = prepared.workdir.clone();
         let started = Instant::now();
         let mut info = RunInfo {
             dir: keep.then(|| dir.to_path_buf()),
@@ -38,6 +39,7 @@ impl Check {
             dir,
             env: self.env_for(plan, &workdir),
             workdir: workdir.clone(),
+            hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
         };
         let evidence = async {
             if let Some(setup) = &self.setup_cmd {
@@ -142,6 +144,8 @@ pub(super) struct Attempts<'a> {
     pub(super) dir: &'a Path,
     pub(super) workdir: PathBuf,
     pub(super) env: (Vec<(String, String)>, Vec<String>),
+    /// A pool slot's lock, held by the commands too (see [`process::Spec::hold_open`]).
+    pub(super) hold: Option<std::os::fd::RawFd>,
 }
 
 /// One finished attempt whose report could be read.
@@ -186,6 +190,7 @@ impl Attempts<'_> {
             timeout: self.check.timeout,
             stdout: self.dir.join(format!("{log}.stdout.log")),
             stderr: self.dir.join(format!("{log}.stderr.log")),
+            hold_open: self.hold,
         }
     }
 

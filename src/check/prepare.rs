@@ -171,7 +171,7 @@ pub(super) fn prepare_baseline(
 /// A checkout ready for its tests: where it is, and the pool slot it holds, if any.
 pub(super) struct Prepared {
     pub(super) workdir: PathBuf,
-    pub(super) _lease: Option<Lease>,
+    pub(super) lease: Option<Lease>,
 }
 
 /// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
@@ -193,7 +193,7 @@ pub(super) fn create_checkout(
     };
     let prepared = Prepared {
         workdir: checkout.workdir().to_path_buf(),
-        _lease: lease,
+        lease,
     };
     Ok((checkout, prepared))
 }

@@ -101,8 +101,7 @@ impl Check {
             let _ = test_started.set(Instant::now());
             match prepared {
                 Ok(Candidate::Applied(applied)) => {
-                    let workdir = &applied.prepared.workdir;
-                    let run = self.execute(plan, &cand_dir, workdir, keep).await;
+                    let run = self.execute(plan, &cand_dir, &applied.prepared, keep).await;
                     CandidateSide::Ran(Box::new((applied, run)))
                 }
                 Ok(Candidate::Rejected(failure)) => CandidateSide::Rejected(failure),
@@ -128,7 +127,7 @@ impl Check {
                     prepared: Ok(prepared),
                     store,
                 } => BaselineSide::Ran {
-                    run: self.execute(plan, &base_dir, &prepared.workdir, keep).await,
+                    run: self.execute(plan, &base_dir, &prepared, keep).await,
                     store,
                     _prepared: prepared,
                 },
@@ -202,6 +201,7 @@ impl Check {
                         timeout: PROBE_TIMEOUT,
                         stdout: root.path().join("version.stdout.log"),
                         stderr: root.path().join("version.stderr.log"),
+                        hold_open: None,
                     };
                     Some(cache.runner_version(&probe).await)
                 }

@@ -38,6 +38,9 @@ pub struct Spec {
     pub stdout: PathBuf,
     /// Where stderr goes (capped the same way).
     pub stderr: PathBuf,
+    /// A file descriptor the command inherits (every other is closed on exec): a pool slot's
+    /// lock, which the kernel then releases only when the last process holding it is gone.
+    pub hold_open: Option<std::os::fd::RawFd>,
 }
 
 /// How the command ended.
@@ -106,6 +109,18 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(fd) = spec.hold_open {
+        // SAFETY: the closure runs in the child between fork and exec, and only calls
+        // fcntl(2), which is async-signal-safe; `fd` is open in the parent for the whole run.
+        unsafe {
+            command.pre_exec(move || {
+                if nix::libc::fcntl(fd, nix::libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
     for key in &spec.env_remove {
         command.env_remove(key);
     }

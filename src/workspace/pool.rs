@@ -28,6 +28,16 @@ pub struct Lease {
     _lock: File,
 }
 
+impl Lease {
+    /// The lock's file descriptor. A run's commands inherit it, so the lock is held until
+    /// the last process that could still write in the slot is gone, even when patchgrade
+    /// itself was killed (SIGKILL) and never reaped them.
+    pub fn lock_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self._lock.as_raw_fd()
+    }
+}
+
 impl WorkdirPool {
     /// A pool in `dir` (created on first use).
     pub fn new(dir: impl Into<PathBuf>) -> WorkdirPool {

@@ -277,3 +277,53 @@ fn bytecode_of_an_earlier_patch_never_decides_a_later_run() {
         );
     }
 }
+
+#[test]
+fn a_slot_is_not_reused_while_processes_of_a_killed_run_live() {
+    use crate::setup::{hanging, processes_with};
+    let (f, patch, marker, cmd) = hanging("pool-kill");
+    let pool = f.scratch.join("pool");
+    let pooled = |test_cmd: &str| {
+        CheckArgs::single_test(&patch, test_cmd)
+            .arg("--no-cache")
+            .flag("--workdir-pool", &pool)
+    };
+    // patchgrade is SIGKILLed while both runs hang: nothing of it kills their processes.
+    let mut child = f
+        .command(&pooled(&cmd))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("check starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while processes_with(&marker).len() < 4 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the runs did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "the runs' processes outlived it"
+    );
+    // The next check finds both slots still held by those processes and makes its own.
+    let quick = "printf '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {junit}";
+    let out = f.command(&pooled(quick)).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+    let used = slots(&pool).len();
+    for p in processes_with(&marker) {
+        let pid: i32 = p.split(':').next().unwrap().parse().unwrap();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert_eq!(
+        used, 4,
+        "a slot of the killed run was reused while its processes lived"
+    );
+}
