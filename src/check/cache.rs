@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Bumped when the stored shape or what it means changes; older entries are then ignored.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// A directory of stored baselines, shared by the checks of one process.
 #[derive(Debug)]
@@ -127,9 +127,19 @@ impl BaselineCache {
     }
 
     /// The stored entry; an unreadable or foreign file is a miss, never an error.
+    ///
+    /// A file is its content's digest on the first line, then the entry: one whose digest does
+    /// not match (cut short, or edited by hand or by a test that found it) is a miss, so it is
+    /// run again rather than trusted. The digest is no secret: what keeps code under test from
+    /// writing a matching entry is a sandbox in which the cache is not visible.
     pub(crate) fn load(&self, name: &str) -> Option<Entry> {
         let bytes = std::fs::read(self.path(name)).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let newline = bytes.iter().position(|&b| b == b'\n')?;
+        let (digest, json) = (&bytes[..newline], &bytes[newline + 1..]);
+        if digest != hash(json).as_bytes() {
+            return None;
+        }
+        serde_json::from_slice(json).ok()
     }
 
     /// Store atomically: a reader sees the whole entry or none. A cache that cannot be
@@ -138,7 +148,11 @@ impl BaselineCache {
         let path = self.path(name);
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir)?;
-        crate::util::atomic::write(&path, &serde_json::to_vec(entry)?)
+        let json = serde_json::to_vec(entry)?;
+        let mut bytes = hash(&json).into_bytes();
+        bytes.push(b'\n');
+        bytes.extend(json);
+        crate::util::atomic::write(&path, &bytes)
     }
 }
 
@@ -195,6 +209,14 @@ mod tests {
         };
         cache.store("k", &entry).unwrap();
         assert_eq!(cache.load("k").unwrap().info.attempts, 2);
+        // An entry edited in place, however well-formed, no longer matches its digest.
+        let stored = std::fs::read_to_string(cache.path("k")).unwrap();
+        std::fs::write(
+            cache.path("k"),
+            stored.replace("\"attempts\":2", "\"attempts\":3"),
+        )
+        .unwrap();
+        assert!(cache.load("k").is_none());
         std::fs::write(cache.path("k"), "{not json").unwrap();
         assert!(cache.load("k").is_none());
     }
