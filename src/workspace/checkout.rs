@@ -170,6 +170,9 @@ impl Checkout {
             commit: source.commit,
             record: Some(record.to_path_buf()),
         };
+        // Before anything is written: a link a test put where the base has a directory or a
+        // file would be written through by the checkout below.
+        checkout.clear_the_way().map_err(fail)?;
         let touched = record.to_path_buf();
         let paths: Vec<String> = match fs::read_to_string(&touched) {
             Ok(text) => text
@@ -337,27 +340,58 @@ impl Checkout {
         })
     }
 
+    /// Every directory and non-link file of the base tree, directories before what is in them.
+    fn base_entries(&self) -> Result<Vec<(String, bool)>, String> {
+        let tree = self
+            .repo
+            .find_commit(self.commit)
+            .and_then(|c| c.tree())
+            .map_err(|e| e.message().to_string())?;
+        let mut entries = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+            if let Ok(name) = entry.name() {
+                let dir = entry.kind() == Some(git2::ObjectType::Tree);
+                if dir || entry.filemode() != 0o120000 {
+                    entries.push((format!("{root}{name}"), dir));
+                }
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(|e| e.message().to_string())?;
+        Ok(entries)
+    }
+
+    /// Remove what a test left where the base tree has a directory or a regular file and the
+    /// work tree has a symbolic link (or, for a directory, any non-directory): resetting
+    /// through it would write the base's content outside the checkout. Parents come first,
+    /// so nothing below a removed link is looked at through it.
+    fn clear_the_way(&self) -> Result<(), String> {
+        for (path, dir) in self.base_entries()? {
+            let full = self.workdir.join(&path);
+            let Ok(meta) = fs::symlink_metadata(&full) else {
+                continue;
+            };
+            let in_the_way = meta.file_type().is_symlink() || (dir && !meta.is_dir());
+            if in_the_way {
+                fs::remove_file(&full).map_err(|e| format!("{}: {e}", full.display()))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Remove the `__pycache__` of every directory of the base tree. Python trusts bytecode
     /// whose header matches its source's mtime and size, and a restored source can match an
     /// earlier patch's (a same-size edit within one second): the earlier patch's code would
     /// run and decide the verdict. Bytecode is cheap to rebuild; other ignored build output
     /// stays.
     fn remove_bytecode(&self) -> Result<(), String> {
-        let tree = self
-            .repo
-            .find_commit(self.commit)
-            .and_then(|c| c.tree())
-            .map_err(|e| e.message().to_string())?;
         let mut dirs = vec![String::new()];
-        tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
-            if entry.kind() == Some(git2::ObjectType::Tree)
-                && let Ok(name) = entry.name()
-            {
-                dirs.push(format!("{root}{name}"));
-            }
-            git2::TreeWalkResult::Ok
-        })
-        .map_err(|e| e.message().to_string())?;
+        dirs.extend(
+            self.base_entries()?
+                .into_iter()
+                .filter(|(_, dir)| *dir)
+                .map(|(path, _)| path),
+        );
         for dir in dirs {
             let cache = self.workdir.join(&dir).join("__pycache__");
             // Not followed: a link there is removed, never what it points to.

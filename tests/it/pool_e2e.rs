@@ -327,3 +327,46 @@ fn a_slot_is_not_reused_while_processes_of_a_killed_run_live() {
         "a slot of the killed run was reused while its processes lived"
     );
 }
+
+#[test]
+fn a_reset_never_writes_through_a_link_a_test_put_in_place_of_the_tree() {
+    // A test replaces the tracked directory `pkg` and the tracked file `b.txt` with links to
+    // files outside the checkout; resetting the slot for the next run must remove the links,
+    // not write the base's content through them.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("a.txt"), "outside\n").unwrap();
+    std::fs::write(outside.path().join("b.txt"), "outside\n").unwrap();
+    let f = Fixture::with_files(&[("pkg/a.txt", "base\n"), ("b.txt", "base\n")]);
+    let patch = f.diff_of("p.diff", &[("c.txt", "c\n")]);
+    let pool = f.scratch.join("pool");
+    let report = "printf '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {junit}";
+    let run = |cmd: &str| -> Value {
+        let out = f
+            .command(
+                &CheckArgs::single_test(&patch, cmd)
+                    .args(&["--no-cache", "--baseline", "skip"])
+                    .flag("--workdir-pool", &pool),
+            )
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let o = outside.path().display();
+    let vandal = format!("rm -rf pkg b.txt && ln -s {o} pkg && ln -s {o}/b.txt b.txt; {report}");
+    assert_eq!(run(&vandal)["outcome"], "no-breakage");
+    let check = format!(
+        "test -d pkg -a ! -L pkg -a ! -L b.txt && grep -q base pkg/a.txt b.txt && {report}"
+    );
+    let v = run(&check);
+    assert_eq!(
+        v["outcome"], "no-breakage",
+        "the slot was not reset whole: {v:#}"
+    );
+    for file in ["a.txt", "b.txt"] {
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join(file)).unwrap(),
+            "outside\n",
+            "{file} outside the checkout was written"
+        );
+    }
+}
