@@ -45,3 +45,48 @@ impl TaskFile {
         Ok(Some(command))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(runner: Option<&str>, test_cmd: Option<&str>, ids: Option<&str>) -> TaskFile {
+        TaskFile {
+            runner: runner.map(String::from),
+            test_cmd: test_cmd.map(String::from),
+            ids: ids.map(String::from),
+            ..TaskFile::default()
+        }
+    }
+
+    #[test]
+    fn a_template_with_a_runner_keeps_the_runners_ids_unless_ids_say_otherwise() {
+        let both = task(Some("go"), Some("make {junit} {tests}"), None);
+        let command = both.test_command().unwrap().unwrap();
+        assert_eq!(command.ids(), IdSyntax::Go);
+        assert_eq!(command.preset_of(), Some(Preset::Go));
+        // Not the preset's own command: its exit status is not judged against its report.
+        assert!(!command.exit_reflects_failures());
+        let own = task(Some("go"), None, None)
+            .test_command()
+            .unwrap()
+            .unwrap();
+        assert!(own.exit_reflects_failures());
+        let ids = task(Some("go"), Some("make {junit}"), Some("java"));
+        assert_eq!(ids.test_command().unwrap().unwrap().ids(), IdSyntax::Java);
+        let bare = task(None, Some("make {junit}"), None);
+        assert_eq!(
+            bare.test_command().unwrap().unwrap().ids(),
+            IdSyntax::Pytest
+        );
+        assert!(task(None, None, None).test_command().unwrap().is_none());
+        assert!(matches!(
+            task(Some("nose"), None, None).test_command(),
+            Err(CommandError::Runner(_))
+        ));
+        assert!(matches!(
+            task(None, Some("make"), None).test_command(),
+            Err(CommandError::Template(_))
+        ));
+    }
+}
