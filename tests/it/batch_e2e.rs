@@ -287,18 +287,22 @@ fn stop_and_resume(signal: nix::sys::signal::Signal, code: i32) {
     let (mut tasks, mut preds) = nine_tasks(&f);
     // Graded fourth (ids in order, one at a time: breaking-resolved, empty, error, f-hang): a test command that hangs.
     let marker = format!("patchgrade-batch-hang-{signal}-{}", std::process::id());
-    tasks.push(task(
-        "calc-f-hang",
-        &f.repo,
-        // The marker is on the hanging process's own command line (the shell reads its
-        // script from a file).
-        json!({"test_cmd": format!("python -c 'import time; time.sleep(600)' {marker}; : {{junit}} {{tests}}")}),
-    ));
+    // The marker is on the hanging process's own command line (the shell reads its script
+    // from a file).
+    let hang = json!({"test_cmd": format!("python -c 'import time; time.sleep(600)' {marker}; : {{junit}} {{tests}}")});
+    let mut resumed_tasks = tasks.clone();
+    tasks.push(task("calc-f-hang", &f.repo, hang.clone()));
+    // Resumed, the hanging task alone gets a short timeout: a flag would give it to every
+    // task, and a real run can take longer than that on a loaded machine.
+    let mut hang_resumed = hang;
+    hang_resumed["timeout"] = json!(2);
+    resumed_tasks.push(task("calc-f-hang", &f.repo, hang_resumed));
     preds.push(prediction("calc-f-hang", "resolved"));
+    let resumed_tasks = jsonl(&f.scratch.join("tasks-resumed.jsonl"), &resumed_tasks);
     let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
     let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds);
     let out = f.scratch.join("run");
-    let mut args = batch_args(&tasks, &preds, &out, &["--jobs", "1"]);
+    let args = batch_args(&tasks, &preds, &out, &["--jobs", "1"]);
     let mut child = f
         .command(&args.iter().map(String::as_str).collect::<Vec<_>>())
         .stdout(std::process::Stdio::null())
@@ -328,7 +332,7 @@ fn stop_and_resume(signal: nix::sys::signal::Signal, code: i32) {
     assert_eq!(files(&out.join("results")), written, "no partial result");
 
     // Resumed (with a timeout for the task that hangs): the three are skipped, unchanged.
-    args.extend(["--resume".into(), "--timeout".into(), "2s".into()]);
+    let args = batch_args(&resumed_tasks, &preds, &out, &["--jobs", "1", "--resume"]);
     let run = f.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
