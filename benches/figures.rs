@@ -1,5 +1,6 @@
-//! The five figures of `docs/benchmarks.md`, each a ratio measured side by side in one run so
-//! that it holds on a noisy machine. Run with `scripts/bench [overhead|checkout|junit|loop|batch]`
+//! The six figures of `docs/benchmarks.md`, each a ratio measured side by side in one run so
+//! that it holds on a noisy machine. Run with
+//! `scripts/bench [overhead|checkout|junit|loop|batch|sandbox]`
 //! (which puts pytest on PATH), or `cargo bench --bench figures -- NAME...`.
 //!
 //! Every figure is the median of several alternating rounds; nothing here asserts a time.
@@ -26,7 +27,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let all = ["overhead", "checkout", "junit", "loop", "batch"];
+    let all = ["overhead", "checkout", "junit", "loop", "batch", "sandbox"];
     let chosen: Vec<&str> = if names.is_empty() {
         all.to_vec()
     } else {
@@ -43,6 +44,7 @@ fn main() {
             "junit" => junit(),
             "loop" => agent_loop(),
             "batch" => batch(),
+            "sandbox" => sandbox(),
             _ => unreachable!("filtered above"),
         }
     }
@@ -597,4 +599,189 @@ fn batch() {
         w1.as_secs_f64() / w2.as_secs_f64()
     );
     println!("(target >= 1.8x)");
+}
+
+/// The image the container figures run in (`scripts/sandboxes` builds it).
+const IMAGE: &str = "patchgrade-test/python:bookworm";
+
+fn engine_has_image(engine: &str) -> bool {
+    Command::new(engine)
+        .args(["image", "inspect", IMAGE])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Figure 6: what each sandbox adds to a check whose test command does nothing but write its
+/// report (so the figure is the sandbox's cost, not the tests'), against `--sandbox none`;
+/// one command's start in each, against `sh`; and a container reused with `exec` against a
+/// container started per command.
+fn sandbox() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("README"), "x\n").unwrap();
+    git_commit_all(&repo);
+    let patch = tmp.path().join("p.diff");
+    std::fs::write(
+        &patch,
+        "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\n-x\n+y\n",
+    )
+    .unwrap();
+    let report = "printf '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {junit}";
+    let mut variants: Vec<(&str, Vec<&str>)> = vec![("none", vec![]), ("bwrap", vec![])];
+    for engine in ["docker", "podman"] {
+        if engine_has_image(engine) {
+            variants.push((engine, vec!["--image", IMAGE]));
+        } else {
+            println!("(no {engine} image {IMAGE}: scripts/sandboxes builds it)");
+        }
+    }
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); variants.len()];
+    for _ in 0..ROUNDS {
+        for (i, (name, extra)) in variants.iter().enumerate() {
+            let mut args = vec![
+                "check",
+                "--format",
+                "json",
+                "--no-cache",
+                "--ids",
+                "classname.name",
+                "--p2p",
+                "t.a",
+                "--test-cmd",
+                report,
+                "--sandbox",
+                name,
+                "--patch",
+            ];
+            args.push(patch.to_str().unwrap());
+            args.extend(extra.iter().copied());
+            times[i].push(time(|| {
+                let v = patchgrade(&args, &repo);
+                assert_eq!(v["outcome"], "no-breakage", "{name}: {v:#}");
+                assert_eq!(v["isolation"]["sandbox"], *name);
+            }));
+        }
+    }
+    let none = median(times[0].clone());
+    println!("\n## 6. Sandboxes: a check (baseline and candidate) whose tests only write a report");
+    for ((name, _), t) in variants.iter().zip(times) {
+        let t = median(t);
+        println!(
+            "--sandbox {name:<7} {}  {:.2}x none, +{:.0} ms",
+            secs(t),
+            t.as_secs_f64() / none.as_secs_f64(),
+            (t.as_secs_f64() - none.as_secs_f64()) * 1000.0
+        );
+    }
+
+    // One command's start: `sh -c true` against the same in bwrap, as the jail runs it.
+    let bwrap = [
+        "--die-with-parent",
+        "--unshare-pid",
+        "--new-session",
+        "--unshare-net",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--",
+        "sh",
+        "-c",
+        "true",
+    ];
+    let run = |program: &str, args: &[&str]| {
+        let ok = Command::new(program)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "{program} {args:?}");
+    };
+    let (mut bare, mut boxed) = (Vec::new(), Vec::new());
+    for _ in 0..50 {
+        bare.push(time(|| run("sh", &["-c", "true"])));
+        boxed.push(time(|| run("bwrap", &bwrap)));
+    }
+    let (bare, boxed) = (median(bare), median(boxed));
+    println!(
+        "one command: sh {:.1} ms, bwrap {:.1} ms (+{:.1} ms)",
+        bare.as_secs_f64() * 1000.0,
+        boxed.as_secs_f64() * 1000.0,
+        (boxed.as_secs_f64() - bare.as_secs_f64()) * 1000.0
+    );
+
+    // Five commands (setup, a first attempt, three retries at most): a container per command
+    // against one container and `exec`, each command ending with the kill that reuse needs.
+    for engine in ["docker", "podman"] {
+        if !engine_has_image(engine) {
+            continue;
+        }
+        let (mut per, mut reuse) = (Vec::new(), Vec::new());
+        for round in 0..ROUNDS {
+            per.push(time(|| {
+                for _ in 0..5 {
+                    run(
+                        engine,
+                        &[
+                            "run",
+                            "--rm",
+                            "--network",
+                            "none",
+                            IMAGE,
+                            "sh",
+                            "-c",
+                            "true",
+                        ],
+                    );
+                }
+            }));
+            let name = format!("patchgrade-bench-{}-{round}", std::process::id());
+            reuse.push(time(|| {
+                run(
+                    engine,
+                    &[
+                        "run",
+                        "-d",
+                        "--name",
+                        &name,
+                        "--network",
+                        "none",
+                        "--entrypoint",
+                        "sleep",
+                        IMAGE,
+                        "2147483647",
+                    ],
+                );
+                for _ in 0..5 {
+                    run(engine, &["exec", &name, "sh", "-c", "true"]);
+                    run(
+                        engine,
+                        &["exec", &name, "sh", "-c", "kill -9 -1 2>/dev/null; true"],
+                    );
+                }
+                let rm: &[&str] = if engine == "podman" {
+                    &["rm", "-f", "-t", "0", &name]
+                } else {
+                    &["rm", "-f", &name]
+                };
+                run(engine, rm);
+            }));
+        }
+        let (per, reuse) = (median(per), median(reuse));
+        println!(
+            "{engine}, 5 commands: a container each {}, one container reused {} = {:.2}x faster",
+            secs(per),
+            secs(reuse),
+            per.as_secs_f64() / reuse.as_secs_f64()
+        );
+    }
 }

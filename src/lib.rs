@@ -42,6 +42,7 @@ pub use check::{
 pub use judge::verdict;
 pub use judge::{Level, Outcome, Verdict};
 pub use observe::{IdSyntax, TestStatus};
+pub use run::sandbox::{Isolation, SandboxChoice};
 pub use run::{MissingJunit, Preset, TestCommand, UnknownPreset};
 pub use workspace::{OnProtectedEdit, Protection, WorkdirPool};
 
@@ -50,6 +51,7 @@ pub mod errors {
     pub use crate::judge::outcome::UnknownOutcome;
     pub use crate::observe::ids::UnknownSyntax;
     pub use crate::observe::junit::JunitError;
+    pub use crate::run::sandbox::SandboxError;
     pub use crate::workspace::protect::{BadGlob, UnknownAction};
     pub use crate::workspace::{PatchError, SourceError};
 }

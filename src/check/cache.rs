@@ -5,9 +5,11 @@
 //! the test patch, the test command, the id syntax, the ids, the environment given, the setup
 //! command, the retries, and for a preset the runner's version as its toolchain reports it
 //! (`python` and `pytest`, `rustc` and `cargo nextest`, `go`, `node`, `cmake`, `php`, `mvn`,
-//! `gradle`). The rest of the inherited environment (installed libraries, a custom command's
+//! `gradle`), the sandbox (for a container, the image's id instead of the runner's version)
+//! and the network. The rest of the inherited environment (installed libraries, a custom command's
 //! tools) is not part of the key: `--no-cache` (or a fresh `--cache-dir`) is how to see a change
-//! there. Only baselines that could be judged are stored; an error is run again.
+//! there. Only baselines that could be judged are stored; an error is run again; and only sandboxed
+//! ones: on the host the candidate's code ran beside the baseline as the same user.
 
 use crate::judge::verdict::RunInfo;
 use crate::observe::{Evidence, IdSyntax};
@@ -19,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Bumped when the stored shape or what it means changes; older entries are then ignored.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// A directory of stored baselines, shared by the checks of one process.
 #[derive(Debug)]
@@ -45,6 +47,9 @@ pub(crate) struct Key<'a> {
     pub(crate) setup_cmd: Option<&'a str>,
     pub(crate) retries: usize,
     pub(crate) runner_version: Option<&'a str>,
+    /// Where it ran (`bwrap`; `docker:<image id>`), and with the network or not.
+    pub(crate) sandbox: String,
+    pub(crate) network: bool,
 }
 
 /// A stored baseline.
@@ -172,6 +177,8 @@ mod tests {
             setup_cmd: None,
             retries: 0,
             runner_version: Some("pytest 8"),
+            sandbox: "bwrap".into(),
+            network: false,
         }
     }
 
@@ -192,6 +199,12 @@ mod tests {
         assert_ne!(base, BaselineCache::name(&k));
         let mut k = key(&ids, &[]);
         k.runner_version = Some("pytest 9");
+        assert_ne!(base, BaselineCache::name(&k));
+        let mut k = key(&ids, &[]);
+        k.sandbox = "docker:sha256:1".into();
+        assert_ne!(base, BaselineCache::name(&k));
+        let mut k = key(&ids, &[]);
+        k.network = true;
         assert_ne!(base, BaselineCache::name(&k));
     }
 
@@ -226,14 +239,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = BaselineCache::new(dir.path());
         let probe = |env: Vec<(String, String)>| process::Spec {
-            script: "echo \"$V\" >> count; wc -l < count".into(),
-            cwd: dir.path().to_path_buf(),
             env,
-            env_remove: Vec::new(),
-            timeout: std::time::Duration::from_secs(10),
-            stdout: dir.path().join("out"),
-            stderr: dir.path().join("err"),
-            hold_open: None,
+            ..process::Spec::on_host(
+                "echo \"$V\" >> count; wc -l < count".into(),
+                dir.path(),
+                dir.path(),
+                "probe",
+                std::time::Duration::from_secs(10),
+            )
         };
         let one = vec![("V".to_string(), "1".to_string())];
         let first = cache.runner_version(&probe(one.clone())).await;

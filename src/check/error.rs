@@ -64,6 +64,17 @@ pub enum Error {
     /// The directory to keep the runs in already holds runs.
     #[error("{0}: already exists (keeping runs needs a fresh directory)")]
     KeepExists(PathBuf),
+    /// A sandbox name that is not one.
+    #[error("unknown sandbox `{name}` (known: {known})")]
+    UnknownSandbox {
+        /// As given.
+        name: String,
+        /// The names there are.
+        known: String,
+    },
+    /// The sandbox (or image) asked for cannot be used here.
+    #[error(transparent)]
+    Sandbox(#[from] crate::run::sandbox::SandboxError),
     /// The run directory cannot be made.
     #[error("{path}: {source}")]
     Dir {

@@ -9,15 +9,16 @@ use crate::observe::junit::JunitError;
 use crate::observe::{Evidence, Report, TestStatus};
 use crate::run::command::{with_workdir, with_workdir_raw};
 use crate::run::preset::rejected_ids;
-use crate::run::{Termination, process};
+use crate::run::sandbox::Paths;
+use crate::run::{Jail, Termination, process};
 use crate::util::time::ms;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 impl Check {
-    /// Setup, then the tests, in one prepared checkout: a first attempt (again without the ids
-    /// the runner refused, if it refused some), then `--retries` rounds of the tests that did
-    /// not pass.
+    /// Setup, then the tests, in one prepared checkout, confined by the plan's sandbox: a
+    /// first attempt (again without the ids the runner refused, if it refused some), then
+    /// `--retries` rounds of the tests that did not pass.
     // Long because its steps share the run record and each depends on the one before:
     // setup, the first attempt, a rerun without refused ids, then the retries.
     pub(super) async fn execute(
@@ -25,6 +26,7 @@ impl Check {
         plan: &Plan,
         dir: &Path,
         prepared: &Prepared,
+        hidden: &[PathBuf],
         keep: bool,
     ) -> Execution {
         let workdir = prepared.workdir.clone();
@@ -33,18 +35,39 @@ impl Check {
             dir: keep.then(|| dir.to_path_buf()),
             ..RunInfo::default()
         };
+        let paths = Paths {
+            workdir: workdir.clone(),
+            out: dir.join("out"),
+            scripts: dir.join("scripts"),
+            readonly: vec![plan.source.objects_dir().to_path_buf()],
+            hidden: hidden.to_vec(),
+        };
+        let setup = self.setup_cmd.is_some();
+        let jail = match Jail::open(&plan.sandbox, paths, self.network, setup).await {
+            Ok(jail) => jail,
+            Err(e) => {
+                info.duration_ms = ms(started.elapsed());
+                let why = format!("the {} sandbox could not start: {e}", plan.sandbox.name());
+                return Execution {
+                    info,
+                    evidence: Err((ErrorCause::SandboxFailed, why)),
+                };
+            }
+        };
         let runner = Attempts {
             check: self,
             plan,
             dir,
-            env: self.env_for(plan, &workdir),
-            workdir: workdir.clone(),
+            env: self.env_for(plan, &jail.workdir()),
+            workdir,
             hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
+            jail: &jail,
         };
         let evidence = async {
             if let Some(setup) = &self.setup_cmd {
-                let setup = runner.spec(with_workdir(setup, &workdir), "setup");
-                match process::run(&setup).await {
+                let script = with_workdir(setup, &jail.workdir());
+                let setup = runner.spec(script, "setup", true);
+                match runner.run(&setup).await {
                     Ok(f) if f.termination == Termination::Exited(0) => {}
                     Ok(f) => {
                         return Err((
@@ -58,6 +81,10 @@ impl Check {
                             format!("setup command could not start: {e}"),
                         ));
                     }
+                }
+                if let Err(e) = jail.end_setup().await {
+                    let why = format!("the network could not be taken away after setup: {e}");
+                    return Err((ErrorCause::SandboxFailed, why));
                 }
             }
             let syntax = plan.command.ids();
@@ -114,8 +141,8 @@ impl Check {
         Execution { info, evidence }
     }
 
-    /// The environment of the commands: `{workdir}` filled in, and the preset's removals unless
-    /// the user set the variable.
+    /// The environment of the commands: `{workdir}` filled in (as the commands see it), and
+    /// the preset's removals unless the user set the variable.
     pub(super) fn env_for(
         &self,
         plan: &Plan,
@@ -141,11 +168,14 @@ impl Check {
 pub(super) struct Attempts<'a> {
     pub(super) check: &'a Check,
     pub(super) plan: &'a Plan,
+    /// The side's directory: its logs here, its reports and scripts in the jail's.
     pub(super) dir: &'a Path,
+    /// The checkout on the host (the ids are selected by reading it).
     pub(super) workdir: PathBuf,
     pub(super) env: (Vec<(String, String)>, Vec<String>),
     /// A pool slot's lock, held by the commands too (see [`process::Spec::hold_open`]).
     pub(super) hold: Option<std::os::fd::RawFd>,
+    pub(super) jail: &'a Jail,
 }
 
 /// One finished attempt whose report could be read.
@@ -181,17 +211,30 @@ impl Attempt {
 }
 
 impl Attempts<'_> {
-    fn spec(&self, script: String, log: &str) -> process::Spec {
+    /// A command of this side: `network` for the setup command, which may always have it.
+    fn spec(&self, script: String, log: &str, network: bool) -> process::Spec {
+        let launch = self.jail.launch(log, self.env.clone(), network);
         process::Spec {
             script,
+            script_file: launch.script_file,
+            argv: launch.argv,
             cwd: self.workdir.clone(),
-            env: self.env.0.clone(),
-            env_remove: self.env.1.clone(),
+            env: launch.env.0,
+            env_remove: launch.env.1,
             timeout: self.check.timeout,
             stdout: self.dir.join(format!("{log}.stdout.log")),
             stderr: self.dir.join(format!("{log}.stderr.log")),
             hold_open: self.hold,
         }
+    }
+
+    /// Run one command; nothing it started survives it, in the sandbox either.
+    async fn run(&self, spec: &process::Spec) -> std::io::Result<process::Finished> {
+        let finished = process::run(spec).await;
+        if !matches!(&finished, Ok(f) if matches!(f.termination, Termination::Exited(_))) {
+            self.jail.settle().await;
+        }
+        finished
     }
 
     /// Run the tests for these ids once; attempt `n` writes `junit-n` (the first, `junit`).
@@ -207,19 +250,21 @@ impl Attempts<'_> {
         } else {
             format!("-{n}")
         };
-        let junit = self.dir.join(if command.junit_is_dir() {
+        let (junit, seen) = self.jail.out(&if command.junit_is_dir() {
             format!("junit{suffix}")
         } else {
             format!("junit{suffix}.xml")
         });
         let tests = command.select(ids, &self.workdir);
-        let script = command.template().render(&tests, &junit, &self.workdir);
-        let spec = self.spec(script.clone(), &format!("test{suffix}"));
+        let script = command
+            .template()
+            .render(&tests, &seen, &self.jail.workdir());
+        let spec = self.spec(script.clone(), &format!("test{suffix}"), false);
         info.attempts += 1;
         if n == 0 {
             info.command = Some(script);
         }
-        let finished = process::run(&spec).await.map_err(|e| {
+        let finished = self.run(&spec).await.map_err(|e| {
             (
                 ErrorCause::CommandFailedToStart,
                 format!("test command could not start: {e}"),

@@ -2,7 +2,9 @@
 //! MCP server): the task says what to grade against, [`CheckOptions`] how checks run.
 
 use super::{BaselineCache, Check, Error};
+use crate::run::sandbox::SandboxChoice;
 use crate::task::TaskFile;
+use crate::util::names::Named;
 use crate::workspace::{Protection, WorkdirPool};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -63,6 +65,20 @@ impl Check {
         if let Some(id) = &task.instance_id {
             check = check.instance_id(id);
         }
+        if let Some(name) = &task.sandbox {
+            let choice = SandboxChoice::from_name(name).ok_or_else(|| Error::UnknownSandbox {
+                name: name.clone(),
+                known: SandboxChoice::known(),
+            })?;
+            check = check.sandbox(choice);
+        }
+        if let Some(image) = &task.image {
+            check = check.image(image);
+        }
+        if let Some(dir) = &task.image_workdir {
+            check = check.image_workdir(dir);
+        }
+        check = check.network(task.network.unwrap_or(false));
         if let Some(cache) = &options.cache {
             check = check.baseline_cache(cache.clone());
         }

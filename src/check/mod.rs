@@ -26,9 +26,10 @@ pub use from_reports::FromReports;
 pub use from_task::CheckOptions;
 
 use crate::judge::Draft;
-use crate::judge::verdict::{Outcome, PatchInfo, TaskInfo, Verdict};
+use crate::judge::verdict::{Outcome, PatchInfo, TaskInfo, Verdict, WarningKind};
 use crate::observe::Requested;
-use crate::run::{Preset, TestCommand};
+use crate::run::sandbox::SandboxChoice;
+use crate::run::{Preset, Sandbox, TestCommand};
 use crate::task::validate_ids;
 use crate::workspace::{Patch, Protection, Source, WorkdirPool};
 use prepare::RunRoot;
@@ -78,6 +79,10 @@ pub struct Check {
     strict_apply: bool,
     protection: Arc<Protection>,
     logs: Option<PathBuf>,
+    sandbox: SandboxChoice,
+    image: Option<String>,
+    image_workdir: Option<PathBuf>,
+    network: bool,
 }
 
 impl Check {
@@ -103,6 +108,10 @@ impl Check {
             strict_apply: false,
             protection: Arc::new(Protection::defaults()),
             logs: None,
+            sandbox: SandboxChoice::Auto,
+            image: None,
+            image_workdir: None,
+            network: false,
         }
     }
 
@@ -230,6 +239,31 @@ impl Check {
         self
     }
 
+    /// Where the commands run (default: `auto`, see [`SandboxChoice`]).
+    pub fn sandbox(mut self, choice: SandboxChoice) -> Check {
+        self.sandbox = choice;
+        self
+    }
+
+    /// Run the commands in a container of this local image, the checkout mounted at the
+    /// image's workdir.
+    pub fn image(mut self, image: impl Into<String>) -> Check {
+        self.image = Some(image.into());
+        self
+    }
+
+    /// Where the checkout is mounted in the image (default `/testbed`).
+    pub fn image_workdir(mut self, dir: impl Into<PathBuf>) -> Check {
+        self.image_workdir = Some(dir.into());
+        self
+    }
+
+    /// Let the tests use the network (the setup command always may).
+    pub fn network(mut self, allow: bool) -> Check {
+        self.network = allow;
+        self
+    }
+
     /// Label the verdict with a task id.
     pub fn instance_id(mut self, id: impl Into<String>) -> Check {
         self.instance_id = Some(id.into());
@@ -245,6 +279,24 @@ impl Check {
             return Ok(draft.finish(Outcome::EmptyPatch, None, None, started));
         };
         draft.patch.files = candidate.files().to_vec();
+        draft.isolation = plan.sandbox.isolation(self.network);
+        if plan.sandbox == Sandbox::None {
+            let why = match Sandbox::why_bwrap_is_unavailable() {
+                Some(why) if self.sandbox == SandboxChoice::Auto => {
+                    format!("no sandbox works here ({why})")
+                }
+                _ => "--sandbox none".to_string(),
+            };
+            draft.warn(
+                WarningKind::Unsandboxed,
+                format!(
+                    "the tests ran on the host as you, unsandboxed ({why}): code under test \
+                     could reach the network, your files and the other side's run, so the \
+                     baseline was not stored in the cache"
+                ),
+                Vec::new(),
+            );
+        }
 
         let root = Arc::new(RunRoot::new(self.keep.as_deref())?);
         let verdict = self.run_in(&root, plan, draft, candidate, started).await;
@@ -289,7 +341,13 @@ impl Check {
             return Err(Error::NotUtf8(self.repo.clone()));
         }
         let source = Source::resolve(&self.repo, &self.base)?;
+        let sandbox = Sandbox::resolve(
+            self.sandbox,
+            self.image.as_deref(),
+            self.image_workdir.as_deref(),
+        )?;
         Ok(Plan {
+            sandbox,
             source,
             candidate,
             test_patch,
@@ -314,6 +372,7 @@ impl Check {
 /// Validated inputs.
 struct Plan {
     source: Source,
+    sandbox: Sandbox,
     candidate: Option<Patch>,
     test_patch: Option<Patch>,
     command: TestCommand,

@@ -10,7 +10,7 @@ use super::prepare::{
 };
 use super::{Check, Plan};
 use crate::judge::verdict::ErrorCause;
-use crate::run::process;
+use crate::run::{Sandbox, process};
 use crate::util::time::ms;
 use crate::workspace::{ApplyFailure, Patch};
 use std::sync::Arc;
@@ -95,13 +95,16 @@ impl Check {
             }
         });
         let keep = self.keep.is_some();
+        let hidden = self.hidden(root);
+        let hidden = &hidden;
         let test_started = std::sync::OnceLock::new();
         let cand_side = async {
             let prepared = cand.await;
             let _ = test_started.set(Instant::now());
             match prepared {
                 Ok(Candidate::Applied(applied)) => {
-                    let run = self.execute(plan, &cand_dir, &applied.prepared, keep).await;
+                    let run = self.execute(plan, &cand_dir, &applied.prepared, hidden, keep);
+                    let run = run.await;
                     CandidateSide::Ran(Box::new((applied, run)))
                 }
                 Ok(Candidate::Rejected(failure)) => CandidateSide::Rejected(failure),
@@ -127,7 +130,7 @@ impl Check {
                     prepared: Ok(prepared),
                     store,
                 } => BaselineSide::Ran {
-                    run: self.execute(plan, &base_dir, &prepared, keep).await,
+                    run: self.execute(plan, &base_dir, &prepared, hidden, keep).await,
                     store,
                     _prepared: prepared,
                 },
@@ -164,6 +167,17 @@ impl Check {
         }
     }
 
+    /// What a sandboxed command must not see: other runs (the temporary directory, this run's
+    /// root, whose sides are brought back one each), the baseline caches and the pool's
+    /// bookkeeping.
+    fn hidden(&self, root: &RunRoot) -> Vec<std::path::PathBuf> {
+        let mut hidden = vec![std::env::temp_dir(), root.path().to_path_buf()];
+        hidden.extend(self.cache.as_ref().map(|c| c.dir().to_path_buf()));
+        hidden.extend(BaselineCache::default_dir());
+        hidden.extend(self.pool.as_ref().map(|p| p.dir().to_path_buf()));
+        hidden
+    }
+
     /// The cache entry's name for this plan's baseline.
     fn cache_name(&self, plan: &Plan, runner_version: Option<&str>) -> String {
         BaselineCache::name(&cache::Key {
@@ -180,6 +194,11 @@ impl Check {
             setup_cmd: self.setup_cmd.as_deref(),
             retries: self.retries,
             runner_version,
+            sandbox: match &plan.sandbox {
+                Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
+                other => other.name().to_string(),
+            },
+            network: self.network,
         })
     }
 
@@ -191,17 +210,22 @@ impl Check {
         }
         let mut store = None;
         if let Some(cache) = &self.cache {
-            let version = match plan.command.version_probe() {
+            // In a container the toolchain is the image's, which its id already keys.
+            let probe = match plan.sandbox {
+                Sandbox::Container(_) => None,
+                _ => plan.command.version_probe(),
+            };
+            let version = match probe {
                 Some(script) => {
                     let probe = process::Spec {
-                        script: script.to_string(),
-                        cwd: root.path().to_path_buf(),
                         env: self.env_for(plan, root.path()).0,
-                        env_remove: Vec::new(),
-                        timeout: PROBE_TIMEOUT,
-                        stdout: root.path().join("version.stdout.log"),
-                        stderr: root.path().join("version.stderr.log"),
-                        hold_open: None,
+                        ..process::Spec::on_host(
+                            script.to_string(),
+                            root.path(),
+                            root.path(),
+                            "version",
+                            PROBE_TIMEOUT,
+                        )
                     };
                     Some(cache.runner_version(&probe).await)
                 }
@@ -212,11 +236,15 @@ impl Check {
             if let Some(entry) = cache.load(&name) {
                 return BaselineSource::Cached(entry);
             }
-            store = Some(Store {
-                cache: cache.clone(),
-                name,
-                _guard: guard,
-            });
+            // A baseline run on the host could have been disturbed by the candidate's code,
+            // which ran beside it as the same user: it is used, never stored.
+            if plan.sandbox != Sandbox::None {
+                store = Some(Store {
+                    cache: cache.clone(),
+                    name,
+                    _guard: guard,
+                });
+            }
         }
         let (source, tp, dir, pool) = (
             plan.source.clone(),

@@ -178,6 +178,19 @@ pub struct CommandArgs {
     /// Timeout per command (setup, tests), e.g. 90s, 30m [default: 30m]
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub timeout: Option<String>,
+    /// Where the commands run: auto (a container with --image, else bwrap if it works here,
+    /// else none), none, bwrap, docker, podman [default: auto]
+    #[arg(long, value_name = "SANDBOX")]
+    pub sandbox: Option<String>,
+    /// Run the commands in a container of this local image (docker, else podman)
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// Where the checkout is mounted in the image [default: /testbed]
+    #[arg(long, value_name = "DIR")]
+    pub image_workdir: Option<std::path::PathBuf>,
+    /// Let the tests use the network (the setup command always may)
+    #[arg(long)]
+    pub network: bool,
 }
 
 impl CommandArgs {
@@ -193,6 +206,10 @@ impl CommandArgs {
             ids: self.ids.clone(),
             timeout,
             retries: self.retries,
+            sandbox: self.sandbox.clone(),
+            image: self.image.clone(),
+            image_workdir: self.image_workdir.clone(),
+            network: self.network.then_some(true),
             ..TaskFile::default()
         })
     }

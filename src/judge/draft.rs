@@ -6,6 +6,7 @@ use super::grade::Graded;
 use super::outcome::{Level, Outcome};
 use super::verdict::*;
 use crate::observe::{Group, TestStatus};
+use crate::run::sandbox::Isolation;
 use std::time::Instant;
 
 /// The verdict under construction.
@@ -15,6 +16,7 @@ pub(crate) struct Draft {
     pub(crate) runs: Runs,
     pub(crate) warnings: Vec<Warning>,
     pub(crate) timings: Timings,
+    pub(crate) isolation: Isolation,
 }
 
 impl Draft {
@@ -25,6 +27,7 @@ impl Draft {
             runs: Runs::default(),
             warnings: Vec::new(),
             timings: Timings::default(),
+            isolation: Isolation::default(),
         }
     }
 
@@ -208,6 +211,7 @@ impl Draft {
             warnings: self.warnings,
             runs: self.runs,
             timings: self.timings,
+            isolation: self.isolation,
             redacted: false,
         }
     }

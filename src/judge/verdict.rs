@@ -8,6 +8,7 @@ pub use super::classify::{Axis, Effect, GradedTest};
 pub use super::outcome::{Level, Outcome};
 pub use crate::observe::{Group, IdSyntax, TestStatus};
 pub use crate::run::Termination;
+use crate::run::sandbox::Isolation;
 pub use crate::workspace::{ApplyFailure, ApplyStrategy, MovedHunk};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -43,6 +44,9 @@ pub struct Verdict {
     pub runs: Runs,
     /// Wall-clock times in milliseconds.
     pub timings: Timings,
+    /// Where the commands ran: the sandbox, the image, whether the tests had the network.
+    #[serde(default)]
+    pub isolation: Isolation,
     /// F2P ids and messages were withheld (`--redact-f2p`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redacted: bool,
@@ -209,6 +213,8 @@ pub enum ErrorCause {
     /// Not one requested test is in the reports of either run: the ids, the runner or the
     /// task is wrong, and no verdict about the patch would mean anything.
     NoRequestedTestRan,
+    /// The sandbox (a container, most often) could not be started or confined the run.
+    SandboxFailed,
 }
 
 /// The reason for outcome `error`.
@@ -251,6 +257,10 @@ pub enum WarningKind {
     SubmodulesNotCheckedOut,
     /// The repository keeps files in Git LFS; the checkout holds pointers.
     LfsPointers,
+    /// The commands ran on the host as the user (`--sandbox none`, or no sandbox works here):
+    /// code under test could reach the network, the user's files and the other side's run,
+    /// and the baseline was not stored.
+    Unsandboxed,
 }
 
 /// A finding that does not change the outcome.

@@ -8,11 +8,14 @@
 //! - [`preset`]: [`Preset`], the known runners.
 //! - [`process`]: [`process::run`], a command in its own process group, with a timeout and
 //!   logs, leaving nothing behind.
+//! - [`sandbox`]: [`Sandbox`], where the commands run, and [`Jail`], one side's confinement.
 
 pub mod command;
 pub mod preset;
 pub mod process;
+pub mod sandbox;
 
 pub use command::{MissingJunit, TestCommand};
 pub use preset::{Preset, UnknownPreset};
 pub use process::Termination;
+pub use sandbox::{Jail, Sandbox};

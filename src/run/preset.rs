@@ -55,8 +55,9 @@ const MAVEN: &str = "find . -path '*/target/surefire-reports' -prune -type d -ex
 
 /// As Maven, with Gradle's `build/test-results/test`. Without `--no-daemon` the daemon would
 /// outlive the run, outside its process group; stale results would also make the task look
-/// up to date and run nothing.
-const GRADLE: &str = "find . -path '*/build/test-results/test' -prune -type d -exec rm -rf {} +; if [ -x ./gradlew ]; then gradle=./gradlew; else gradle=gradle; fi; \"$gradle\" test --no-daemon --continue {tests}; status=$?; mkdir -p {junit}; find . -path '*/build/test-results/test' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
+/// up to date and run nothing. Gradle's user home must be writable: where the user's is not (in
+/// a sandbox), the checkout gets its own.
+const GRADLE: &str = "[ -w \"${GRADLE_USER_HOME:-$HOME/.gradle}\" ] || export GRADLE_USER_HOME={workdir}/.gradle/user-home; find . -path '*/build/test-results/test' -prune -type d -exec rm -rf {} +; if [ -x ./gradlew ]; then gradle=./gradlew; else gradle=gradle; fi; \"$gradle\" test --no-daemon --continue {tests}; status=$?; mkdir -p {junit}; find . -path '*/build/test-results/test' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
 
 impl Named for Preset {
     const NAMES: &'static [(&'static str, Preset)] = &[

@@ -5,7 +5,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -24,8 +24,13 @@ const DRAIN: Duration = Duration::from_secs(2);
 /// A shell command to run.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// Passed to `sh -c`.
+    /// The shell script.
     pub script: String,
+    /// Where it is written before `argv` runs it: as one `sh -c` argument it could not exceed
+    /// the kernel's limit on a single argument (128 KiB), which a few thousand ids reach.
+    pub script_file: PathBuf,
+    /// What runs it: `sh <script_file>`, or a sandbox's command line around that.
+    pub argv: Vec<std::ffi::OsString>,
     /// Working directory.
     pub cwd: PathBuf,
     /// Variables added to (or replacing) the inherited environment.
@@ -92,17 +97,37 @@ impl Drop for GroupGuard {
     }
 }
 
+impl Spec {
+    /// `script` run on the host with `sh`, its file and logs `dir/name.sh`,
+    /// `dir/name.stdout.log` and `dir/name.stderr.log`; no extra environment, nothing held.
+    pub fn on_host(script: String, cwd: &Path, dir: &Path, name: &str, timeout: Duration) -> Spec {
+        let script_file = dir.join(format!("{name}.sh"));
+        Spec {
+            script,
+            argv: vec!["sh".into(), script_file.clone().into()],
+            script_file,
+            cwd: cwd.to_path_buf(),
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            timeout,
+            stdout: dir.join(format!("{name}.stdout.log")),
+            stderr: dir.join(format!("{name}.stderr.log")),
+            hold_open: None,
+        }
+    }
+}
+
 /// Run a command to completion or timeout. `Err` only when it could not be started.
 pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
     let stdout = tokio::fs::File::from_std(File::create(&spec.stdout)?);
     let stderr = tokio::fs::File::from_std(File::create(&spec.stderr)?);
-    // The script goes through a file: as one `sh -c` argument it could not exceed the
-    // kernel's limit on a single argument (128 KiB), which a few thousand ids reach.
-    let script = spec.stdout.with_extension("sh");
-    std::fs::write(&script, &spec.script)?;
-    let mut command = tokio::process::Command::new("sh");
+    std::fs::write(&spec.script_file, &spec.script)?;
+    let Some((program, args)) = spec.argv.split_first() else {
+        return Err(std::io::Error::other("no program to run"));
+    };
+    let mut command = tokio::process::Command::new(program);
     command
-        .arg(&script)
+        .args(args)
         .current_dir(&spec.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -55,6 +55,14 @@ pub struct TaskFile {
     pub env: Vec<(String, String)>,
     /// Setup command.
     pub setup_cmd: Option<String>,
+    /// Where the commands run: `auto`, `none`, `bwrap`, `docker`, `podman`.
+    pub sandbox: Option<String>,
+    /// The container image the commands run in.
+    pub image: Option<String>,
+    /// Where the checkout is mounted in the image (default `/testbed`).
+    pub image_workdir: Option<PathBuf>,
+    /// Whether the tests get the network.
+    pub network: Option<bool>,
 }
 
 /// A task file that cannot be used.
@@ -157,6 +165,10 @@ impl TaskFile {
             retries: self.retries.or(below.retries),
             env,
             setup_cmd: self.setup_cmd.or(below.setup_cmd),
+            sandbox: self.sandbox.or(below.sandbox),
+            image: self.image.or(below.image),
+            image_workdir: self.image_workdir.or(below.image_workdir),
+            network: self.network.or(below.network),
         }
     }
 

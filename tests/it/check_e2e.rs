@@ -675,7 +675,8 @@ fn keep_dir_holds_checkouts_and_logs() {
     assert_eq!(run.outcome(), "resolved");
     for run in ["candidate", "baseline"] {
         for file in [
-            "junit.xml",
+            "out/junit.xml",
+            "scripts/test.sh",
             "test.stdout.log",
             "test.stderr.log",
             "work/calc.py",

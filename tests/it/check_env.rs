@@ -26,6 +26,9 @@ fn src_layout() -> (Fixture, std::path::PathBuf) {
     (f, site)
 }
 
+/// The installed copy lives in the fixture's scratch directory, under `/tmp`, which a
+/// sandbox's private `/tmp` hides: these runs are on the host, as a user's installed
+/// site-packages would be visible in a sandbox too.
 fn check(f: &Fixture, pythonpath: &str) -> serde_json::Value {
     let patch = f.scratch_file("fix.diff", FIXED);
     let env = format!("PYTHONPATH={pythonpath}");
@@ -37,6 +40,7 @@ fn check(f: &Fixture, pythonpath: &str) -> serde_json::Value {
             .f2p("tests/test_core.py::test_div_zero")
             .p2p("tests/test_core.py::test_div")
             .flag("--env", &env)
+            .flag("--sandbox", "none")
             .json(),
     );
     f.assert_untouched(&before);

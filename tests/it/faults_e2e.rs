@@ -4,7 +4,6 @@
 use crate::setup::{CheckArgs, Fixture, hanging, processes_with};
 use serde_json::Value;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 /// A one-line edit of a `README` holding `x`.
 const README_EDIT: &str =
@@ -22,19 +21,7 @@ fn stop_check(signal: &str, code: i32) {
         .spawn()
         .unwrap();
     // Wait until both runs' grandchildren are up.
-    let started = Instant::now();
-    while processes_with(&marker)
-        .iter()
-        .filter(|p| p.contains("time.sleep"))
-        .count()
-        < 2
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "test processes never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::setup::wait_for_processes(&marker, "time.sleep", 2);
     let status = std::process::Command::new("kill")
         .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
@@ -105,7 +92,7 @@ fn a_test_command_flooding_its_output_has_capped_logs_and_bounded_memory() {
         text.trim_end().ends_with("done flooding"),
         "the end is kept"
     );
-    let hwm = std::fs::read_to_string(keep.join("candidate/junit.xml.hwm")).unwrap();
+    let hwm = std::fs::read_to_string(keep.join("candidate/out/junit.xml.hwm")).unwrap();
     let kib: u64 = hwm
         .split_whitespace()
         .nth(1)

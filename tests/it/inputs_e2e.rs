@@ -53,9 +53,9 @@ fn malformed_reports_are_errors_naming_the_report_and_the_problem() {
 #[test]
 fn a_huge_report_is_read_with_bounded_messages() {
     let (f, patch) = fixture();
-    let before = f.snapshot();
-    // 20,000 passing cases, then the graded one failing with 20 MB of text.
-    let script = f.scratch_file(
+    // 20,000 passing cases, then the graded one failing with 20 MB of text; the writer is
+    // in the repository, where a sandboxed command can read it.
+    f.commit(&[(
         "huge.py",
         "import sys\n\
          with open(sys.argv[1], 'w') as out:\n    \
@@ -65,9 +65,10 @@ fn a_huge_report_is_read_with_bounded_messages() {
              out.write('<testcase classname=\"t\" name=\"a\"><failure message=\"boom\">')\n    \
              out.write('a long line of failure text\\n' * 700000)\n    \
              out.write('</failure></testcase></testsuite>')\n",
-    );
-    let cmd = format!("python3 {} {{junit}}", script.display());
-    let (v, _) = check(&f, &patch, &cmd, &["--baseline", "skip"]);
+    )], "writer");
+    let before = f.snapshot();
+    let cmd = "python3 huge.py {junit}";
+    let (v, _) = check(&f, &patch, cmd, &["--baseline", "skip"]);
     assert_eq!(v["outcome"], "breaking", "{v:#}");
     let graded = crate::setup::graded(&v, "t.a");
     assert_eq!(graded["message"], "boom");

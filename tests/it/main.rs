@@ -18,4 +18,5 @@ mod patches_e2e;
 mod pool_e2e;
 mod presets_e2e;
 mod runners_e2e;
+mod sandbox_e2e;
 mod tamper_e2e;

@@ -283,10 +283,13 @@ fn a_slot_is_not_reused_while_processes_of_a_killed_run_live() {
     use crate::setup::{hanging, processes_with};
     let (f, patch, marker, cmd) = hanging("pool-kill");
     let pool = f.scratch.join("pool");
+    // On the host: in bwrap the processes die with patchgrade (sandbox_e2e), and the lock
+    // is what protects the slot where they do not.
     let pooled = |test_cmd: &str| {
         CheckArgs::single_test(&patch, test_cmd)
             .arg("--no-cache")
             .flag("--workdir-pool", &pool)
+            .flag("--sandbox", "none")
     };
     // patchgrade is SIGKILLed while both runs hang: nothing of it kills their processes.
     let mut child = f
@@ -295,14 +298,7 @@ fn a_slot_is_not_reused_while_processes_of_a_killed_run_live() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("check starts");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while processes_with(&marker).len() < 4 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the runs did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    crate::setup::wait_for_processes(&marker, "", 4);
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(

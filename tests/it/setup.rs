@@ -284,6 +284,24 @@ pub fn processes_with(marker: &str) -> Vec<String> {
     found
 }
 
+/// Wait (at most a minute) until `n` processes whose command line holds `marker` and `also`
+/// are running.
+pub fn wait_for_processes(marker: &str, also: &str, n: usize) {
+    let started = std::time::Instant::now();
+    while processes_with(marker)
+        .iter()
+        .filter(|p| p.contains(also))
+        .count()
+        < n
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{n} processes `{marker}` never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// A repository whose test command hangs, with a grandchild that would outlive a careless
 /// kill. Returns the fixture, a patch file, the marker on the hanging processes' command lines,
 /// and the `--test-cmd` template.

@@ -1,0 +1,136 @@
+//! bubblewrap: the host's tree read-only, the checkout and the report directory writable, a
+//! private `/tmp`, the cache, the pool and other runs hidden, no network, and a PID namespace
+//! whose processes all die with the run.
+
+use super::jail::Paths;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The flags every sandboxed command gets; the probe runs with them too, so `auto` finds
+/// bwrap only where a real run would work.
+const BASE: &[&str] = &[
+    // A process that leaves the group (`setsid`, `setpgid`) still dies with the run, and
+    // with patchgrade itself when that is SIGKILLed.
+    "--die-with-parent",
+    "--unshare-pid",
+    // No controlling terminal: code under test cannot push keystrokes into the user's shell.
+    "--new-session",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    // Private and writable; it must come before the binds under /tmp, or it hides them.
+    "--tmpfs",
+    "/tmp",
+    "--tmpfs",
+    "/var/tmp",
+];
+
+/// Whether bwrap runs here, probed once per process.
+pub(super) fn available() -> Result<(), String> {
+    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            let out = std::process::Command::new("bwrap")
+                .args(BASE)
+                .args(["--unshare-net", "--", "true"])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run bwrap: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                let err = String::from_utf8_lossy(&out.stderr);
+                Err(format!("bwrap {}: {}", out.status, err.trim()))
+            }
+        })
+        .clone()
+}
+
+/// The command line running `sh script` in `cwd`, confined.
+pub(super) fn argv(paths: &Paths, script: &Path, cwd: &Path, network: bool) -> Vec<OsString> {
+    let mut argv: Vec<OsString> = vec!["bwrap".into()];
+    argv.extend(BASE.iter().map(OsString::from));
+    if !network {
+        // Its own loopback only: a fixed port is free in every run.
+        argv.push("--unshare-net".into());
+    }
+    // Hidden: an empty tmpfs over each, parents first, before the binds that bring back
+    // this run's own directories.
+    let mut hidden: Vec<&PathBuf> = paths
+        .hidden
+        .iter()
+        // Under the private /tmp already; and `/` is never covered whole.
+        .filter(|p| !p.starts_with("/tmp") && !p.starts_with("/var/tmp") && p.parent().is_some())
+        .collect();
+    hidden.sort_by_key(|p| p.components().count());
+    hidden.dedup();
+    for dir in hidden {
+        argv.extend(["--tmpfs".into(), dir.into()]);
+    }
+    for dir in &paths.readonly {
+        argv.extend(["--ro-bind".into(), dir.into(), dir.into()]);
+    }
+    for dir in [&paths.workdir, &paths.out] {
+        argv.extend(["--bind".into(), dir.into(), dir.into()]);
+    }
+    argv.extend(["--ro-bind".into(), paths.scripts.clone().into()]);
+    argv.push(paths.scripts.clone().into());
+    argv.extend(["--chdir".into(), cwd.into(), "--".into(), "sh".into()]);
+    argv.push(script.into());
+    argv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> Paths {
+        Paths {
+            workdir: "/pool/abc/slot-0".into(),
+            out: "/tmp/patchgrade-x/candidate/out".into(),
+            scripts: "/tmp/patchgrade-x/candidate/scripts".into(),
+            readonly: vec!["/tmp/user/repo/.git/objects".into()],
+            hidden: vec![
+                "/tmp/patchgrade-x".into(),
+                "/pool".into(),
+                "/pool/abc".into(),
+            ],
+        }
+    }
+
+    fn words(argv: &[OsString]) -> Vec<String> {
+        argv.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn hidden_dirs_come_before_the_binds_that_bring_this_run_back() {
+        let p = paths();
+        let argv = words(&argv(&p, Path::new("/s/test.sh"), &p.workdir, false));
+        let at = |w: &[&str]| {
+            argv.windows(w.len())
+                .position(|x| x == w)
+                .unwrap_or_else(|| panic!("{w:?} not in {argv:?}"))
+        };
+        let pool = at(&["--tmpfs", "/pool"]);
+        let slot = at(&["--bind", "/pool/abc/slot-0", "/pool/abc/slot-0"]);
+        assert!(at(&["--tmpfs", "/pool/abc"]) > pool && pool < slot);
+        let (out, scripts) = (p.out.to_str().unwrap(), p.scripts.to_str().unwrap());
+        assert!(at(&["--tmpfs", "/tmp"]) < at(&["--bind", out, out]));
+        assert!(at(&["--ro-bind", scripts, scripts]) > slot);
+        let objects = "/tmp/user/repo/.git/objects";
+        assert!(at(&["--ro-bind", objects, objects]) > at(&["--tmpfs", "/tmp"]));
+        // Under the private /tmp already: not mounted again.
+        assert!(!argv.iter().any(|a| a == "/tmp/patchgrade-x"));
+        assert!(argv.contains(&"--unshare-net".to_string()));
+        assert_eq!(&argv[argv.len() - 3..], ["--", "sh", "/s/test.sh"]);
+        let open = words(&super::argv(&p, Path::new("/s/t.sh"), &p.workdir, true));
+        assert!(!open.contains(&"--unshare-net".to_string()));
+    }
+}

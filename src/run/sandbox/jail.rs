@@ -1,0 +1,149 @@
+//! One side's confinement: where its checkout, reports and scripts are, as the host and as
+//! the commands see them, and the command line that runs a script there.
+
+use super::container::{self, Container};
+use super::{Sandbox, bwrap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A side's directories on the host.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// The checkout: writable.
+    pub workdir: PathBuf,
+    /// The report directory (`{junit}` is in it): writable.
+    pub out: PathBuf,
+    /// Where the scripts are written: read-only to the commands, so code under test cannot
+    /// rewrite the next command.
+    pub scripts: PathBuf,
+    /// Directories a command may read even where they are under a hidden one: the
+    /// repository's object store, which the checkout borrows (`git` in a test needs it).
+    pub readonly: Vec<PathBuf>,
+    /// Directories a command must not see (the cache, the pool, other runs, the temporary
+    /// directory): each is covered by an empty one, the side's own directories brought back.
+    pub hidden: Vec<PathBuf>,
+}
+
+/// One command, ready for [`process::run`](crate::run::process::run).
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Where its script is to be written.
+    pub script_file: PathBuf,
+    /// The program and its arguments, which run that script.
+    pub argv: Vec<OsString>,
+    /// Variables for the program's environment, and those it must not inherit.
+    pub env: (Vec<(String, String)>, Vec<String>),
+}
+
+/// A side's sandbox, open for its commands.
+#[derive(Debug)]
+pub struct Jail {
+    inside: Inside,
+    paths: Paths,
+    network: bool,
+}
+
+/// Where a jail's commands run.
+#[derive(Debug)]
+enum Inside {
+    Host,
+    Bwrap,
+    /// The container is removed when the jail is dropped.
+    Container(super::Image, Container),
+}
+
+impl Jail {
+    /// Open a side's sandbox. `network`: whether its tests get the network; `setup`: whether a
+    /// setup command runs first, which always gets it (it installs what the tests need).
+    pub async fn open(
+        sandbox: &Sandbox,
+        mut paths: Paths,
+        network: bool,
+        setup: bool,
+    ) -> Result<Jail, String> {
+        for dir in [&paths.out, &paths.scripts] {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        // Only what exists can be covered, or brought back.
+        paths.hidden.retain(|p| p.is_dir());
+        paths.readonly.retain(|p| p.is_dir());
+        let inside = match sandbox {
+            Sandbox::None => Inside::Host,
+            Sandbox::Bwrap => Inside::Bwrap,
+            Sandbox::Container(image) => Inside::Container(
+                image.clone(),
+                Container::start(image, &paths, network || setup).await?,
+            ),
+        };
+        Ok(Jail {
+            inside,
+            paths,
+            network,
+        })
+    }
+
+    /// The checkout, as the commands see it (what `{workdir}` becomes).
+    pub fn workdir(&self) -> PathBuf {
+        match &self.inside {
+            Inside::Container(image, _) => image.workdir.clone(),
+            Inside::Host | Inside::Bwrap => self.paths.workdir.clone(),
+        }
+    }
+
+    /// A file of the report directory: its path on the host, and as the commands see it (what
+    /// `{junit}` becomes).
+    pub fn out(&self, name: &str) -> (PathBuf, PathBuf) {
+        let host = self.paths.out.join(name);
+        match &self.inside {
+            Inside::Container(..) => (host, Path::new(container::OUT).join(name)),
+            Inside::Host | Inside::Bwrap => (host.clone(), host),
+        }
+    }
+
+    /// How to run a script, written to the scripts directory as `name.sh`, with the network
+    /// if `network` (the setup command) or if the tests may have it.
+    pub fn launch(
+        &self,
+        name: &str,
+        env: (Vec<(String, String)>, Vec<String>),
+        network: bool,
+    ) -> Launch {
+        let file = self.paths.scripts.join(format!("{name}.sh"));
+        let network = network || self.network;
+        let (argv, env) = match &self.inside {
+            Inside::Container(image, container) => {
+                let seen = Path::new(container::SCRIPTS).join(format!("{name}.sh"));
+                // The engine's client keeps the user's environment; the task's goes inside.
+                let argv = container.exec_argv(&seen, &image.workdir, &env.0);
+                (argv, (Vec::new(), Vec::new()))
+            }
+            Inside::Bwrap => {
+                let argv = bwrap::argv(&self.paths, &file, &self.paths.workdir, network);
+                (argv, env)
+            }
+            Inside::Host => (vec!["sh".into(), file.clone().into()], env),
+        };
+        Launch {
+            script_file: file,
+            argv,
+            env,
+        }
+    }
+
+    /// Done with the setup command: the tests lose the network it had.
+    pub async fn end_setup(&self) -> Result<(), String> {
+        match &self.inside {
+            Inside::Container(_, c) if !self.network => c.disconnect().await,
+            _ => Ok(()),
+        }
+    }
+
+    /// After a command that did not end by itself (timed out, or its client was killed):
+    /// nothing it started may still run. (On the host and in bwrap its process group and
+    /// namespace are gone already; in a container a command that ends kills what it left.)
+    pub async fn settle(&self) {
+        if let Inside::Container(_, c) = &self.inside {
+            c.settle().await;
+        }
+    }
+}

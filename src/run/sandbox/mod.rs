@@ -1,0 +1,216 @@
+//! Sandboxes: where a test command runs (on the host, in bubblewrap, or in a container of the
+//! task's image) and what it can reach there.
+//!
+//! Takes the user's [`SandboxChoice`] (and image) and hands on a resolved [`Sandbox`]; for each
+//! side of a check a [`Jail`] turns a script into the command line that runs it confined.
+//!
+//! - [`bwrap`]: the host's tree read-only, the checkout and the report directory writable, a
+//!   private `/tmp`, no network, every process dying with the run.
+//! - [`container`]: a docker or podman container of an image, one per side, reused by its
+//!   commands.
+//! - [`jail`]: [`Jail`], one side's confinement, and [`Launch`], one command in it.
+
+mod bwrap;
+mod container;
+mod jail;
+
+pub use container::Engine;
+pub use jail::{Jail, Paths};
+
+use crate::util::names::Named;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Where the image's checkout goes when the user does not say: SWE-bench's images keep their
+/// environment, editable installs included, at `/testbed`.
+pub const DEFAULT_IMAGE_WORKDIR: &str = "/testbed";
+
+/// What the user asked for (`--sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxChoice {
+    /// A container when an image is given, else bubblewrap when it works here, else none
+    /// (with an `unsandboxed` warning).
+    #[default]
+    Auto,
+    /// On the host, as the user.
+    None,
+    /// In bubblewrap.
+    Bwrap,
+    /// In a docker container of the image.
+    Docker,
+    /// In a podman container of the image.
+    Podman,
+}
+
+impl Named for SandboxChoice {
+    const NAMES: &'static [(&'static str, SandboxChoice)] = &[
+        ("auto", SandboxChoice::Auto),
+        ("none", SandboxChoice::None),
+        ("bwrap", SandboxChoice::Bwrap),
+        ("docker", SandboxChoice::Docker),
+        ("podman", SandboxChoice::Podman),
+    ];
+}
+
+/// Where the commands of a check run, resolved and checked to work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sandbox {
+    /// On the host.
+    None,
+    /// In bubblewrap.
+    Bwrap,
+    /// In a container.
+    Container(Image),
+}
+
+/// A container image to run in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// docker or podman.
+    pub engine: Engine,
+    /// As the user named it.
+    pub name: String,
+    /// The engine's id of it (`sha256:…`): what a cached baseline is keyed by, as the name can
+    /// be moved to another image.
+    pub id: String,
+    /// Where the checkout is mounted.
+    pub workdir: PathBuf,
+}
+
+/// Where a check's commands ran, as its verdict records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Isolation {
+    /// `none`, `bwrap`, `docker` or `podman`.
+    pub sandbox: String,
+    /// The image, for a container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Whether the tests had the network (`--network`).
+    #[serde(default)]
+    pub network: bool,
+}
+
+/// Why the sandbox asked for cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SandboxError {
+    /// Its program is missing or does not work on this machine.
+    #[error("sandbox {sandbox} does not work here: {reason}")]
+    Unavailable {
+        /// Which one.
+        sandbox: &'static str,
+        /// What trying it said.
+        reason: String,
+    },
+    /// A container sandbox with no image.
+    #[error("sandbox {0} runs the tests in a container image, and no image is given")]
+    NeedsImage(&'static str),
+    /// An image with a sandbox that is not a container.
+    #[error("image `{image}` needs a container, and the sandbox is {sandbox}")]
+    ImageWithoutContainer {
+        /// The image.
+        image: String,
+        /// The sandbox chosen.
+        sandbox: &'static str,
+    },
+    /// The image is not in the engine's store (it is never pulled behind the user's back).
+    #[error("image `{image}` is not present in {engine}: pull or build it first ({reason})")]
+    NoImage {
+        /// The image.
+        image: String,
+        /// docker or podman.
+        engine: &'static str,
+        /// What the engine said.
+        reason: String,
+    },
+    /// The image's workdir is not an absolute path.
+    #[error("image workdir `{0}` is not an absolute path")]
+    RelativeWorkdir(String),
+}
+
+impl Sandbox {
+    /// Resolve the user's choice: check that it works here, and find the image.
+    pub fn resolve(
+        choice: SandboxChoice,
+        image: Option<&str>,
+        image_workdir: Option<&Path>,
+    ) -> Result<Sandbox, SandboxError> {
+        let workdir = image_workdir.unwrap_or(Path::new(DEFAULT_IMAGE_WORKDIR));
+        if !workdir.is_absolute() {
+            return Err(SandboxError::RelativeWorkdir(workdir.display().to_string()));
+        }
+        let container = |engine: Engine| match image {
+            Some(name) => {
+                let id = engine.image_id(name)?;
+                Ok(Sandbox::Container(Image {
+                    engine,
+                    name: name.to_string(),
+                    id,
+                    workdir: workdir.to_path_buf(),
+                }))
+            }
+            None => Err(SandboxError::NeedsImage(engine.name())),
+        };
+        match (choice, image) {
+            (SandboxChoice::Docker, _) => container(Engine::Docker),
+            (SandboxChoice::Podman, _) => container(Engine::Podman),
+            (SandboxChoice::Auto, Some(_)) => {
+                // The engine that answers: docker first, as SWE-bench's images are docker's.
+                match Engine::Docker.available() {
+                    Ok(()) => container(Engine::Docker),
+                    Err(docker) => match Engine::Podman.available() {
+                        Ok(()) => container(Engine::Podman),
+                        Err(podman) => Err(SandboxError::Unavailable {
+                            sandbox: "docker or podman",
+                            reason: format!("docker: {docker}; podman: {podman}"),
+                        }),
+                    },
+                }
+            }
+            (SandboxChoice::None | SandboxChoice::Bwrap, Some(image)) => {
+                Err(SandboxError::ImageWithoutContainer {
+                    image: image.to_string(),
+                    sandbox: choice.name(),
+                })
+            }
+            (SandboxChoice::None, None) => Ok(Sandbox::None),
+            (SandboxChoice::Bwrap, None) => match bwrap::available() {
+                Ok(()) => Ok(Sandbox::Bwrap),
+                Err(reason) => Err(SandboxError::Unavailable {
+                    sandbox: "bwrap",
+                    reason,
+                }),
+            },
+            (SandboxChoice::Auto, None) => Ok(match bwrap::available() {
+                Ok(()) => Sandbox::Bwrap,
+                Err(_) => Sandbox::None,
+            }),
+        }
+    }
+
+    /// `none`, `bwrap`, `docker` or `podman`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Sandbox::None => "none",
+            Sandbox::Bwrap => "bwrap",
+            Sandbox::Container(image) => image.engine.name(),
+        }
+    }
+
+    /// What the verdict records.
+    pub fn isolation(&self, network: bool) -> Isolation {
+        Isolation {
+            sandbox: self.name().to_string(),
+            image: match self {
+                Sandbox::Container(image) => Some(image.name.clone()),
+                _ => None,
+            },
+            network,
+        }
+    }
+
+    /// Why `auto` found no sandbox, when it did not: for the `unsandboxed` warning.
+    pub fn why_bwrap_is_unavailable() -> Option<String> {
+        bwrap::available().err()
+    }
+}
