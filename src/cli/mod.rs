@@ -180,7 +180,7 @@ pub struct CommandArgs {
     pub timeout: Option<String>,
     /// Where the commands run: auto (a container with --image, else bwrap if it works here,
     /// else none), none, bwrap, docker, podman [default: auto]
-    #[arg(long, value_name = "SANDBOX")]
+    #[arg(long, value_name = "SANDBOX", env = "PATCHGRADE_SANDBOX")]
     pub sandbox: Option<String>,
     /// Run the commands in a container of this local image (docker, else podman)
     #[arg(long, value_name = "IMAGE")]

@@ -354,6 +354,8 @@ struct Element {
 
 impl Parser<'_> {
     fn run(mut self, reader: impl BufRead) -> Result<(), String> {
+        // Long text is cut before the XML reader, which would hold a whole text in memory.
+        let reader = std::io::BufReader::new(super::capped::Capped::new(reader));
         let mut xml = quick_xml::Reader::from_reader(reader);
         let mut buf = Vec::new();
         // Open report-level elements (<testsuites>, <testsuite>, <testrun>); a file that ends

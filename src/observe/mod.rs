@@ -4,13 +4,15 @@
 //! [`Evidence`] per run: the testcases, each with its [`TestStatus`] and message. Nothing here
 //! judges; [`ids`] only says which testcases an id names, in each runner's own id syntax.
 //!
-//! - [`junit`]: [`Report`], a streaming JUnit reader.
+//! - [`junit`]: [`Report`], a streaming JUnit reader, behind `capped`, which cuts long text
+//!   before the XML reader buffers it.
 //! - [`ids`]: [`IdSyntax`] and [`Index`](ids::Index), id → testcases.
 //! - [`evidence`]: [`Evidence`] (what one run produced), [`Requested`] and [`Group`].
 //! - [`status`]: [`TestStatus`] and [`Observation`], one test in one run.
 //! - [`bytecode`]: whether the patched Python code was imported from the checkout.
 
 pub mod bytecode;
+mod capped;
 pub mod evidence;
 pub mod ids;
 pub mod junit;

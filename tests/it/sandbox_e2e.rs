@@ -99,16 +99,14 @@ fn probe(sandbox: &str, extra: &[&str]) -> (Value, Value, Fixture) {
         cache.display()
     );
     let before = f.snapshot();
-    let out = f
-        .command(
-            &CheckArgs::single_test(&patch, &cmd)
-                .flag("--sandbox", sandbox)
-                .flag("--cache-dir", &cache)
-                .flag("--keep", &keep)
-                .args(extra),
-        )
-        .output()
-        .unwrap();
+    let mut command = f.command(
+        &CheckArgs::single_test(&patch, &cmd)
+            .flag("--sandbox", sandbox)
+            .flag("--cache-dir", &cache)
+            .flag("--keep", &keep)
+            .args(extra),
+    );
+    let out = command.output().unwrap();
     // The other run was planted, not left: the rest of TMPDIR and the repository are checked.
     std::fs::remove_dir(f.tmp.join("another-run")).unwrap();
     f.assert_untouched(&before);
@@ -522,4 +520,67 @@ fn a_baseline_run_on_the_host_is_never_stored_and_a_sandboxed_one_is() {
         let second = f.run(&args).json();
         assert_eq!(cached(&second), cached_second_time, "{sandbox}: {second:#}");
     }
+}
+
+#[test]
+fn a_test_cannot_rewrite_the_cached_baseline_and_an_edited_entry_is_run_again() {
+    if !require_bwrap() {
+        return;
+    }
+    let f = Fixture::with_files(&[("README", "x\n")]);
+    // The candidate makes `t.a` pass (it adds `fixed`); its test command also rewrites every
+    // cache entry it can find to say `t.a` passed at base.
+    let patch = f.diff_of("fix.diff", &[("fixed", "1\n")]);
+    let cache = f.scratch.join("cache");
+    let cmd = format!(
+        "find {} -type f -exec sh -c 'echo {{}} > \"$1\"' _ {{}} \\; 2>/dev/null; \
+         if [ -e fixed ]; then s='/>'; else s='><failure message=\"no\"/></testcase>'; fi; \
+         printf '<testsuite><testcase classname=\"t\" name=\"a\"%s</testsuite>' \"$s\" > {{junit}}",
+        cache.display()
+    );
+    let args = CheckArgs::new()
+        .json()
+        .patch(&patch)
+        .ids("classname.name")
+        .f2p("t.a")
+        .test_cmd(&cmd)
+        .flag("--sandbox", "bwrap")
+        .flag("--cache-dir", &cache);
+    let cached = |v: &Value| v["runs"]["baseline"]["cached"].as_bool().unwrap_or(false);
+    let entries = || -> Vec<(PathBuf, Vec<u8>)> {
+        let mut found = Vec::new();
+        for dir in std::fs::read_dir(&cache).unwrap().flatten() {
+            for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                found.push((e.path(), std::fs::read(e.path()).unwrap()));
+            }
+        }
+        found
+    };
+    let first = f.run(&args).json();
+    assert_eq!(
+        (first["outcome"].as_str(), cached(&first)),
+        (Some("resolved"), false),
+        "{first:#}"
+    );
+    let stored = entries();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let second = f.run(&args).json();
+    assert_eq!(
+        (second["outcome"].as_str(), cached(&second)),
+        (Some("resolved"), true),
+        "{second:#}"
+    );
+    assert_eq!(entries(), stored, "the candidate's test rewrote the cache");
+    // Edited from outside (what an unsandboxed test could do): the digest no longer matches,
+    // and the baseline runs again instead of deciding the verdict.
+    let (path, bytes) = &stored[0];
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.contains("\"failed\""), "{text}");
+    std::fs::write(path, text.replace("\"failed\"", "\"passed\"")).unwrap();
+    let third = f.run(&args).json();
+    assert_eq!(
+        (third["outcome"].as_str(), cached(&third)),
+        (Some("resolved"), false),
+        "{third:#}"
+    );
 }

@@ -51,6 +51,39 @@ pub(super) fn available() -> Result<(), String> {
         .clone()
 }
 
+/// The directories of the tools on `PATH` that the sandbox's private temporary directories
+/// (`/tmp`, `/var/tmp`, `TMPDIR`) would cover, to be brought back read-only: a `PATH` entry
+/// itself, or for a `bin` or `.bin` directory its parent (a virtualenv's `.venv/bin` needs
+/// `.venv`, a `node_modules/.bin` its `node_modules`). Never one that would show what is
+/// hidden: a temporary directory itself, a directory holding a hidden one, or one inside a
+/// hidden directory that is not a temporary one (a run, the cache, the pool).
+pub(super) fn path_tools(path: &std::ffi::OsStr, hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let private = [
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        std::env::temp_dir(),
+    ];
+    let mut found: Vec<PathBuf> = Vec::new();
+    for entry in std::env::split_paths(path) {
+        let bin = entry
+            .file_name()
+            .is_some_and(|n| n == "bin" || n == ".bin");
+        let dir = match entry.parent() {
+            Some(parent) if bin => parent.to_path_buf(),
+            _ => entry.clone(),
+        };
+        let covered = private.iter().any(|p| dir.starts_with(p));
+        let shows_hidden = private.contains(&dir)
+            || hidden
+                .iter()
+                .any(|h| h.starts_with(&dir) || (dir.starts_with(h) && !private.contains(h)));
+        if dir.is_absolute() && covered && !shows_hidden && !found.contains(&dir) {
+            found.push(dir);
+        }
+    }
+    found
+}
+
 /// The command line running `sh script` in `cwd`, confined.
 pub(super) fn argv(paths: &Paths, script: &Path, cwd: &Path, network: bool) -> Vec<OsString> {
     let mut argv: Vec<OsString> = vec!["bwrap".into()];
@@ -101,6 +134,22 @@ mod tests {
                 "/pool/abc".into(),
             ],
         }
+    }
+
+    #[test]
+    fn tools_on_path_under_tmp_come_back_without_what_is_hidden() {
+        let hidden: Vec<PathBuf> = vec!["/tmp/run-root".into(), "/home/u/.cache/patchgrade".into()];
+        let path = std::ffi::OsString::from(
+            "/tmp/ci/.venv/bin:/usr/bin:/tmp/ci/.jsenv/node_modules/.bin:/tmp/tools:/tmp/bin:\
+             /tmp:/tmp/run-root/work/bin:/home/u/.cache/patchgrade/x:relative/bin:/tmp/ci/.venv/bin",
+        );
+        let tools = path_tools(&path, &hidden);
+        let want: Vec<PathBuf> = ["/tmp/ci/.venv", "/tmp/ci/.jsenv/node_modules", "/tmp/tools"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        // `/tmp/bin` would show all of /tmp; the run root and the cache stay hidden.
+        assert_eq!(tools, want);
     }
 
     fn words(argv: &[OsString]) -> Vec<String> {

@@ -17,7 +17,8 @@ pub struct Paths {
     /// rewrite the next command.
     pub scripts: PathBuf,
     /// Directories a command may read even where they are under a hidden one: the
-    /// repository's object store, which the checkout borrows (`git` in a test needs it).
+    /// repository's object store, which the checkout borrows (`git` in a test needs it); in
+    /// bwrap, the tools on `PATH` are added.
     pub readonly: Vec<PathBuf>,
     /// Directories a command must not see (the cache, the pool, other runs, the temporary
     /// directory): each is covered by an empty one, the side's own directories brought back.
@@ -63,6 +64,12 @@ impl Jail {
     ) -> Result<Jail, String> {
         for dir in [&paths.out, &paths.scripts] {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        if *sandbox == Sandbox::Bwrap {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            paths
+                .readonly
+                .extend(bwrap::path_tools(&path, &paths.hidden));
         }
         // Only what exists can be covered, or brought back.
         paths.hidden.retain(|p| p.is_dir());
