@@ -65,9 +65,7 @@ pub(super) fn path_tools(path: &std::ffi::OsStr, hidden: &[PathBuf]) -> Vec<Path
     ];
     let mut found: Vec<PathBuf> = Vec::new();
     for entry in std::env::split_paths(path) {
-        let bin = entry
-            .file_name()
-            .is_some_and(|n| n == "bin" || n == ".bin");
+        let bin = entry.file_name().is_some_and(|n| n == "bin" || n == ".bin");
         let dir = match entry.parent() {
             Some(parent) if bin => parent.to_path_buf(),
             _ => entry.clone(),
