@@ -40,7 +40,12 @@ pub enum Preset {
 
 /// nextest writes JUnit only for a profile that asks for it; the tool config adds one without
 /// touching the project's own `.config/nextest.toml`.
-const NEXTEST: &str = "printf '[profile.patchgrade]\\nfail-fast = false\\n[profile.patchgrade.junit]\\npath = \"junit.xml\"\\n' > {junit}.toml && rm -f target/nextest/patchgrade/junit.xml; cargo nextest run --no-tests=pass --tool-config-file patchgrade:{junit}.toml --profile patchgrade {tests}; status=$?; cp target/nextest/patchgrade/junit.xml {junit}; exit $status";
+///
+/// The build goes to the checkout's own `target`, whatever the user's environment or the
+/// project's `.cargo/config.toml` say: cargo names a path crate's artefacts by its path inside
+/// the workspace, so baseline and candidate sharing one target directory run each other's
+/// test binaries and read each other's reports (seen: a real fix graded `no-op`).
+const NEXTEST: &str = "CARGO_TARGET_DIR=\"$PWD/target\"; export CARGO_TARGET_DIR; unset CARGO_BUILD_TARGET_DIR; printf '[profile.patchgrade]\\nfail-fast = false\\n[profile.patchgrade.junit]\\npath = \"junit.xml\"\\n' > {junit}.toml && rm -f target/nextest/patchgrade/junit.xml; cargo nextest run --no-tests=pass --tool-config-file patchgrade:{junit}.toml --profile patchgrade {tests}; status=$?; cp target/nextest/patchgrade/junit.xml {junit}; exit $status";
 
 /// jest-junit's defaults join describe titles and test name with spaces and write no file:
 /// this configuration keeps them apart, so ids match exactly. The files come first because

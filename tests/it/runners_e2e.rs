@@ -180,16 +180,15 @@ fn nextest_preset_grades_a_rust_crate() {
         &[("src/lib.rs", &lib_rs("Some(a / b)", "a - b"))],
     );
     let before = f.snapshot();
-    let check = |patch: &std::path::Path| {
-        f.run(
-            &CheckArgs::new()
-                .runner("nextest")
-                .patch(patch)
-                .f2p("calc tests::divides_by_zero")
-                .p2p("calc tests::adds")
-                .json(),
-        )
+    let args = |patch: &std::path::Path| {
+        CheckArgs::new()
+            .runner("nextest")
+            .patch(patch)
+            .f2p("calc tests::divides_by_zero")
+            .p2p("calc tests::adds")
+            .json()
     };
+    let check = |patch: &std::path::Path| f.run(&args(patch));
     let run = check(&fix);
     let v = run.json();
     assert_eq!(
@@ -202,6 +201,27 @@ fn nextest_preset_grades_a_rust_crate() {
         test(&v, "calc tests::divides_by_zero")["base_status"],
         "failed"
     );
+    // A target directory the user set for every build: cargo names a path crate's artefacts
+    // by its path inside the workspace, so baseline and candidate, built at once into one
+    // directory, would run each other's binaries and read each other's reports. Unsandboxed,
+    // since bwrap's private /tmp would give each run a directory of its own by accident.
+    let shared = f.scratch_file("shared-target", "");
+    std::fs::remove_file(&shared).unwrap();
+    let run = f.run_with_env(
+        &args(&fix),
+        &[
+            ("CARGO_TARGET_DIR", shared.as_os_str()),
+            ("PATCHGRADE_SANDBOX", "none".as_ref()),
+        ],
+    );
+    let v = run.json();
+    assert_eq!(v["outcome"], "resolved", "{v:#}\n{}", run.stderr);
+    assert_eq!(
+        test(&v, "calc tests::divides_by_zero")["base_status"],
+        "failed",
+        "{v:#}"
+    );
+    assert!(!shared.exists(), "the shared target directory was not used");
     let run = check(&regression);
     let v = run.json();
     assert_eq!(v["outcome"], "regression", "{v:#}");

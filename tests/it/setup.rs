@@ -168,16 +168,26 @@ impl Fixture {
     /// Run patchgrade to its end. Every run is checked: the user's repository is byte for
     /// byte as before it, and nothing is left in TMPDIR.
     pub fn run_with_stdin<S: AsRef<OsStr>>(&self, args: &[S], stdin: Option<&[u8]>) -> Run {
+        self.run_command(self.command(args), stdin)
+    }
+
+    /// [`Fixture::run`] with these variables added to patchgrade's environment.
+    pub fn run_with_env<S: AsRef<OsStr>>(&self, args: &[S], env: &[(&str, &OsStr)]) -> Run {
+        let mut c = self.command(args);
+        c.envs(env.iter().copied());
+        self.run_command(c, None)
+    }
+
+    fn run_command(&self, c: Command, stdin: Option<&[u8]>) -> Run {
         let before = self.repo.exists().then(|| self.snapshot());
-        let run = self.run_unchecked(args, stdin);
+        let run = self.run_unchecked(c, stdin);
         if let Some(before) = before {
             self.assert_untouched(&before);
         }
         run
     }
 
-    fn run_unchecked<S: AsRef<OsStr>>(&self, args: &[S], stdin: Option<&[u8]>) -> Run {
-        let mut c = self.command(args);
+    fn run_unchecked(&self, mut c: Command, stdin: Option<&[u8]>) -> Run {
         c.stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
