@@ -5,7 +5,7 @@
 //!
 //! Every figure is the median of several alternating rounds; nothing here asserts a time.
 
-use patchgrade::internals::{Checkout, Patch, Report, Source};
+use patchgrade::internals::{Checkout, Fit, Patch, Report, Source};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -267,7 +267,7 @@ fn checkout() {
         Checkout::create(&source, &pooled)
             .unwrap()
             .recorded(record.clone())
-            .apply(&parsed, true)
+            .apply(&parsed, Fit::Exact)
             .unwrap();
     }
     for round in 0..ROUNDS {
@@ -287,14 +287,14 @@ fn checkout() {
             let source = Source::resolve(&repo, "HEAD").unwrap();
             Checkout::create(&source, &co)
                 .unwrap()
-                .apply(&parsed, true)
+                .apply(&parsed, Fit::Exact)
                 .unwrap();
         }));
         reset.push(time(|| {
             let source = Source::resolve(&repo, "HEAD").unwrap();
             Checkout::reuse(&source, &pooled, &record)
                 .unwrap()
-                .apply(&parsed, true)
+                .apply(&parsed, Fit::Exact)
                 .unwrap();
         }));
         sh(

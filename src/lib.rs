@@ -64,7 +64,7 @@ pub use util::atomic::write as write_atomically;
 pub mod internals {
     pub use crate::observe::ids::{Index, JsFlavor};
     pub use crate::observe::{Evidence, Report};
-    pub use crate::workspace::{Checkout, Patch, Source};
+    pub use crate::workspace::{Checkout, Fit, Patch, Source};
 }
 
 /// The README's Rust examples compile.

@@ -87,6 +87,7 @@ impl Check {
             protected,
             overridden,
             caveats,
+            hidden,
             prepared,
         } = applied;
         draft
@@ -109,6 +110,12 @@ impl Check {
         }
         draft.patch.protected_edits = protected;
         draft.patch.overridden_files = overridden;
+        if let Some(hidden) = hidden {
+            draft.patch.overridden_hunks = hidden.lost;
+            draft.patch.merged_files = hidden.merged;
+            draft.patch.test_patch_strategy = Some(hidden.applied.strategy);
+            draft.patch.test_patch_moved_hunks = hidden.applied.moved;
+        }
         draft.patch.apply_strategy = Some(applied.strategy);
         draft.patch.moved_hunks = applied.moved;
         prepared

@@ -6,8 +6,8 @@ use crate::judge::verdict::ErrorCause;
 use crate::workspace::pool::Lease;
 use crate::workspace::protect::{has_runner_sections, runner_section};
 use crate::workspace::{
-    Applied, ApplyFailure, Caveat, Checkout, OnProtectedEdit, Patch, Protection, Source,
-    WorkdirPool,
+    Applied, ApplyFailure, Caveat, Checkout, Fit, Hidden, HiddenError, OnProtectedEdit, Patch,
+    Protection, Source, WorkdirPool, hidden,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,10 +27,12 @@ pub(super) struct AppliedCandidate {
     pub(super) applied: Applied,
     /// Its edits to protected paths (reverted with `--on-protected-edit revert`).
     pub(super) protected: Vec<String>,
-    /// Its edits replaced by the test patch's files.
+    /// Files whose edits were replaced whole by the test patch's.
     pub(super) overridden: Vec<String>,
     /// What the checkout lacks (submodules, LFS content).
     pub(super) caveats: Vec<Caveat>,
+    /// How the test patch went on, when there is one.
+    pub(super) hidden: Option<Hidden>,
     pub(super) prepared: Prepared,
 }
 
@@ -78,7 +80,7 @@ pub(super) fn prepare_candidate(
         return Ok(refuse(&protected));
     }
     let (checkout, prepared) = create_checkout(source, dir, pool)?;
-    let applied = match checkout.apply(candidate, strict) {
+    let applied = match checkout.apply(candidate, if strict { Fit::Exact } else { Fit::Fuzz }) {
         Ok(applied) => applied,
         Err(failure) => return Ok(Candidate::Rejected(failure)),
     };
@@ -104,32 +106,22 @@ pub(super) fn prepare_candidate(
             protected,
             overridden: Vec::new(),
             caveats: checkout.caveats(),
+            hidden: None,
             prepared,
         }));
     };
-    // The hidden tests win: every file they touch goes back to base before they apply, and
-    // a link the candidate put on their way is removed.
-    let mut overridden: Vec<String> = candidate
-        .files()
-        .iter()
-        .filter(|f| tp.files().contains(f))
-        .cloned()
-        .collect();
-    let links = checkout
-        .restore(tp.files())
-        .map_err(|e| Prep::Checkout(e.to_string()))?;
-    for link in links {
-        if !overridden.contains(&link) {
-            overridden.push(link);
-        }
-    }
-    // The task's own tests apply exactly or the task is broken: fuzz would hide that.
-    checkout.apply(tp, true).map_err(Prep::TestPatch)?;
+    // The hidden tests win: test files go back to base whole, code files merge by hunk.
+    let hidden =
+        hidden::apply(&checkout, tp, candidate.files(), protection).map_err(|e| match e {
+            HiddenError::DoesNotApply(f) => Prep::TestPatch(f),
+            other => Prep::Checkout(other.to_string()),
+        })?;
     Ok(Candidate::Applied(AppliedCandidate {
         applied,
         protected,
-        overridden,
+        overridden: hidden.reset.clone(),
         caveats: checkout.caveats(),
+        hidden: Some(hidden),
         prepared,
     }))
 }
@@ -163,7 +155,7 @@ pub(super) fn prepare_baseline(
 ) -> Result<Prepared, Prep> {
     let (checkout, prepared) = create_checkout(source, dir, pool)?;
     if let Some(tp) = test_patch {
-        checkout.apply(tp, true).map_err(Prep::TestPatch)?;
+        checkout.apply(tp, Fit::Offset).map_err(Prep::TestPatch)?;
     }
     Ok(prepared)
 }

@@ -9,7 +9,7 @@ pub use super::outcome::{Level, Outcome};
 pub use crate::observe::{Group, IdSyntax, TestStatus};
 pub use crate::run::Termination;
 use crate::run::sandbox::Isolation;
-pub use crate::workspace::{ApplyFailure, ApplyStrategy, MovedHunk};
+pub use crate::workspace::{ApplyFailure, ApplyStrategy, MovedHunk, OverriddenHunk};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -105,9 +105,13 @@ impl Verdict {
             .iter_mut()
             .chain(&mut p.files)
             .chain(&mut p.protected_edits)
+            .chain(&mut p.merged_files)
+            .chain(p.overridden_hunks.iter_mut().map(|h| &mut h.file))
         {
             mask(f);
         }
+        // Where the hidden tests' hunks went says where they are.
+        p.test_patch_moved_hunks.clear();
         for w in &mut self.warnings {
             w.tests.iter_mut().for_each(mask);
             mask(&mut w.message);
@@ -156,8 +160,23 @@ pub struct PatchInfo {
     pub files: Vec<String>,
     /// Files the test patch touches.
     pub test_patch_files: Vec<String>,
-    /// Candidate edits replaced by the test patch's version (the hidden tests win).
+    /// Files whose candidate edits were replaced whole by the test patch's version (the
+    /// hidden tests win): test files, and files the test patch creates or deletes.
     pub overridden_files: Vec<String>,
+    /// Candidate edits lost in files both patches change, merged hunk by hunk (code with its
+    /// tests inside): each where a test hunk changes the same lines or their context.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overridden_hunks: Vec<OverriddenHunk>,
+    /// Files both patches change, merged hunk by hunk rather than replaced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_files: Vec<String>,
+    /// How the test patch applied: `exact`, or `fuzzy` when a hunk was at a line offset
+    /// (never with context ignored); absent without a test patch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_patch_strategy: Option<ApplyStrategy>,
+    /// The test patch's hunks at an offset (hidden from a redacted verdict).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_patch_moved_hunks: Vec<MovedHunk>,
     /// Where the candidate failed to apply (outcome `patch-failed` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub apply_failure: Option<ApplyFailure>,

@@ -7,7 +7,9 @@
 //! one, the location (marked when it is in a file the patch changed). Tests failing with the
 //! same message are grouped. Everything else stays in the JSON.
 
-use crate::judge::verdict::{Effect, GradedTest, Group, Outcome, TestStatus, Verdict};
+use crate::judge::verdict::{
+    Effect, GradedTest, Group, Outcome, OverriddenHunk, TestStatus, Verdict,
+};
 use crate::util::text::truncate;
 
 /// The default size bound.
@@ -46,7 +48,23 @@ pub fn feedback(v: &Verdict, max_bytes: usize) -> String {
             v.patch.overridden_files.join(", ")
         ));
     }
+    if !v.patch.overridden_hunks.is_empty() {
+        out.push(&format!(
+            "\nThese edits of yours changed lines the hidden tests also change, and were \
+             replaced by theirs: {}\n",
+            hunk_list(&v.patch.overridden_hunks)
+        ));
+    }
     out.finish()
+}
+
+/// `file @@ -a,b +c,d @@`, comma-separated.
+pub(super) fn hunk_list(hunks: &[OverriddenHunk]) -> String {
+    let named: Vec<String> = hunks
+        .iter()
+        .map(|h| format!("{} {}", h.file, h.hunk))
+        .collect();
+    named.join(", ")
 }
 
 fn tests(out: &mut Budget, v: &Verdict) {

@@ -97,6 +97,20 @@ pub fn human(v: &Verdict) -> String {
             v.patch.overridden_files.join(", ")
         );
     }
+    if !v.patch.merged_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "Merged with the test patch hunk by hunk: {}",
+            v.patch.merged_files.join(", ")
+        );
+    }
+    if !v.patch.overridden_hunks.is_empty() {
+        let _ = writeln!(
+            out,
+            "Edits replaced by the test patch's: {}",
+            super::feedback::hunk_list(&v.patch.overridden_hunks)
+        );
+    }
     let t = &v.timings;
     let _ = writeln!(
         out,

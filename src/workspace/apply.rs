@@ -37,6 +37,29 @@ pub enum ApplyStrategy {
     Fuzzy,
 }
 
+/// How far from what it says a hunk may apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// Exactly where it says, with all its context (`--strict-apply`).
+    Exact,
+    /// Elsewhere in the file, with all its context, as `git apply` allows: how the hidden
+    /// tests' patch applies (a task's patch written against a nearby revision still applies,
+    /// and fuzz would hide a task that is broken).
+    Offset,
+    /// Elsewhere, and with up to [`super::fuzzy::MAX_FUZZ`] context lines ignored at each end.
+    Fuzz,
+}
+
+impl Fit {
+    /// Context lines the search may ignore at each end of a hunk.
+    pub fn max_fuzz(self) -> usize {
+        match self {
+            Fit::Exact | Fit::Offset => 0,
+            Fit::Fuzz => super::fuzzy::MAX_FUZZ,
+        }
+    }
+}
+
 /// A patch applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {
@@ -57,6 +80,16 @@ pub struct MovedHunk {
     pub offset: i64,
     /// Context lines ignored at each end.
     pub fuzz: usize,
+}
+
+/// A candidate edit the hidden tests replaced in a file both change: the hidden tests' patch
+/// changed lines (or context) the edit changed too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverriddenHunk {
+    /// The file.
+    pub file: String,
+    /// The edit, as a diff of base and candidate without context: `@@ -a,b +c,d @@`.
+    pub hunk: String,
 }
 
 /// `@@ -a,b +c,d @@` without the function context git appends.

@@ -4,7 +4,7 @@
 //! `objects/info/alternates`: history is shared, not copied, and nothing is ever written to the
 //! user's repository (no worktree entry, no ref, no index or config change).
 
-use super::apply::{Applied, ApplyFailure, ApplyStrategy, header_of};
+use super::apply::{Applied, ApplyFailure, ApplyStrategy, Fit, header_of};
 use super::guard::{outside_the_tree, parents, symlink_in, through_symlink};
 use super::patch::Patch;
 use git2::{ApplyLocation, ApplyOptions, Oid, Repository};
@@ -246,14 +246,24 @@ impl Checkout {
 
     /// A file's text in the base tree (`None` when the base has no such file).
     pub fn base_text(&self, path: &str) -> Option<String> {
+        self.base_bytes(path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// A regular file's bytes in the base tree (`None` when the base has no such file, or a
+    /// link or directory there).
+    pub fn base_bytes(&self, path: &str) -> Option<Vec<u8>> {
         let tree = self
             .repo
             .find_commit(self.commit)
             .and_then(|c| c.tree())
             .ok()?;
         let entry = tree.get_path(Path::new(path)).ok()?;
+        if ![0o100644, 0o100755].contains(&entry.filemode()) {
+            return None;
+        }
         let blob = entry.to_object(&self.repo).ok()?.peel_to_blob().ok()?;
-        Some(String::from_utf8_lossy(blob.content()).into_owned())
+        Some(blob.content().to_vec())
     }
 
     /// The checkout's root.
@@ -262,9 +272,9 @@ impl Checkout {
     }
 
     /// Apply a patch to the work tree, whole or not at all: exactly (libgit2, which computes
-    /// every file's new content before writing any), then, unless `strict`, by context search
-    /// with offset and fuzz ([`super::fuzzy`]).
-    pub fn apply(&self, patch: &Patch, strict: bool) -> Result<Applied, ApplyFailure> {
+    /// every file's new content before writing any), then, as far as `fit` allows, by context
+    /// search ([`super::fuzzy`]).
+    pub fn apply(&self, patch: &Patch, fit: Fit) -> Result<Applied, ApplyFailure> {
         let diff = patch.diff().map_err(|e| ApplyFailure {
             file: None,
             hunk: None,
@@ -294,8 +304,8 @@ impl Checkout {
                 strategy: ApplyStrategy::Exact,
                 moved: Vec::new(),
             }),
-            Err(exact) if strict => Err(exact),
-            Err(exact) => match super::fuzzy::apply(&self.workdir, &diff) {
+            Err(exact) if fit == Fit::Exact => Err(exact),
+            Err(exact) => match super::fuzzy::apply(&self.workdir, &diff, fit.max_fuzz()) {
                 Ok(moved) => Ok(Applied {
                     strategy: ApplyStrategy::Fuzzy,
                     moved,
@@ -303,7 +313,7 @@ impl Checkout {
                 // The exact failure names the first hunk that is off; the fuzzy one, the
                 // first that cannot be placed at all.
                 Err(fuzzy) => Err(ApplyFailure {
-                    message: format!("{}; with offset and fuzz: {fuzzy}", exact.message),
+                    message: format!("{}; by context search: {fuzzy}", exact.message),
                     ..exact
                 }),
             },

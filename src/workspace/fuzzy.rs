@@ -6,8 +6,9 @@
 //! All files' new contents are computed before any is written, so a patch still applies whole
 //! or not at all. Binary patches and symbolic links are never applied this way.
 
-use super::apply::{ApplyFailure, MovedHunk, header_of};
+use super::apply::{ApplyFailure, MovedHunk};
 use super::guard::symlink_in;
+use super::hunk::{self, Line, Place};
 use std::path::Path;
 
 /// The most context lines ignored at each end of a hunk.
@@ -23,11 +24,16 @@ enum Write {
     Remove(String),
 }
 
-/// Apply `diff` to the work tree by context search. `Ok` lists the hunks that moved or
-/// needed fuzz.
+/// Apply `diff` to the work tree by context search, ignoring at most `max_fuzz` context
+/// lines at each end of a hunk (0: an offset only, as `git apply` allows). `Ok` lists the
+/// hunks that moved or needed fuzz.
 // Long because computing every file before writing any is what keeps the fallback whole
 // or nothing: the loop over files, their hunks and the writes stay in one place.
-pub fn apply(workdir: &Path, diff: &git2::Diff<'_>) -> Result<Vec<MovedHunk>, ApplyFailure> {
+pub fn apply(
+    workdir: &Path,
+    diff: &git2::Diff<'_>,
+    max_fuzz: usize,
+) -> Result<Vec<MovedHunk>, ApplyFailure> {
     let mut writes = Vec::new();
     let mut moved = Vec::new();
     for (i, delta) in diff.deltas().enumerate() {
@@ -75,16 +81,13 @@ pub fn apply(workdir: &Path, diff: &git2::Diff<'_>) -> Result<Vec<MovedHunk>, Ap
             .flatten()
             .ok_or_else(|| fail(None, "cannot read the file's hunks".into()))?;
         let status = delta.status();
-        let mut lines: Vec<Vec<u8>> = match status {
+        let mut lines: Vec<Line> = match status {
             git2::Delta::Added => Vec::new(),
             _ => {
                 let path = old.clone().unwrap_or_default();
                 let bytes = std::fs::read(workdir.join(&path))
                     .map_err(|e| fail(None, format!("cannot read `{path}`: {e}")))?;
-                bytes
-                    .split_inclusive(|&b| b == b'\n')
-                    .map(<[u8]>::to_vec)
-                    .collect()
+                hunk::lines(&bytes)
             }
         };
         if status == git2::Delta::Added && workdir.join(&name).exists() {
@@ -92,44 +95,20 @@ pub fn apply(workdir: &Path, diff: &git2::Diff<'_>) -> Result<Vec<MovedHunk>, Ap
         }
         // Hunks apply in order; none may start before the end of the one before.
         let mut floor = 0usize;
-        let mut shift = 0i64;
-        for h in 0..patch.num_hunks() {
-            let (hunk, n) = patch
-                .hunk(h)
-                .map_err(|e| fail(None, e.message().to_string()))?;
-            let header = header_of(hunk.header());
-            let (mut before, mut after, mut kinds) = (Vec::new(), Vec::new(), Vec::new());
-            for l in 0..n {
-                let line = patch
-                    .line_in_hunk(h, l)
-                    .map_err(|e| fail(Some(header.clone()), e.message().to_string()))?;
-                match line.origin() {
-                    ' ' => {
-                        before.push(line.content().to_vec());
-                        after.push(line.content().to_vec());
-                        kinds.push(' ');
-                    }
-                    '-' => {
-                        before.push(line.content().to_vec());
-                        kinds.push('-');
-                    }
-                    '+' => after.push(line.content().to_vec()),
-                    // End-of-file newline markers: the line contents already say it.
-                    _ => {}
-                }
-            }
-            // A hunk that removes nothing and has no context names the line it follows.
-            let first = if hunk.old_lines() == 0 {
-                hunk.old_start()
-            } else {
-                hunk.old_start().saturating_sub(1)
-            };
-            let expected = first as i64 + shift;
-            let Some(place) = locate(&lines, &before, &kinds, expected, floor) else {
+        // Lines added less removed by the hunks so far, and how far off they were found: the
+        // next is looked for as far off first, and reported from where it says it is.
+        let (mut shift, mut drift) = (0i64, 0i64);
+        for h in hunk::read(&patch).map_err(|(header, m)| fail(header, m))? {
+            let expected = h.first as i64 + shift + drift;
+            let Some(place) = hunk::locate(&lines, &h, expected, floor, max_fuzz) else {
                 return Err(fail(
-                    Some(header),
-                    "does not apply: its context is not in the file, even with offset and fuzz"
-                        .into(),
+                    Some(h.header),
+                    if max_fuzz == 0 {
+                        "does not apply: its context is not in the file, even with an offset"
+                    } else {
+                        "does not apply: its context is not in the file, even with offset and fuzz"
+                    }
+                    .into(),
                 ));
             };
             // Ignored context lines stay as the file has them.
@@ -140,20 +119,21 @@ pub fn apply(workdir: &Path, diff: &git2::Diff<'_>) -> Result<Vec<MovedHunk>, Ap
                 fuzz,
                 offset,
             } = place;
-            let inner_before = before.len() - lead - trail;
-            let inner_after: Vec<Vec<u8>> = after[lead..after.len() - trail].to_vec();
-            if offset != 0 || fuzz > 0 {
+            let inner_before = h.before.len() - lead - trail;
+            let inner_after: Vec<Line> = h.after[lead..h.after.len() - trail].to_vec();
+            drift += offset;
+            if drift != 0 || fuzz > 0 {
                 moved.push(MovedHunk {
                     file: name.clone(),
-                    hunk: header,
-                    offset,
+                    hunk: h.header,
+                    offset: drift,
                     fuzz,
                 });
             }
             let added = inner_after.len();
             lines.splice(start..start + inner_before, inner_after);
             floor = start + added;
-            shift += added as i64 - inner_before as i64 + offset;
+            shift += added as i64 - inner_before as i64;
         }
         if status == git2::Delta::Deleted {
             writes.push(Write::Remove(name.clone()));
@@ -205,74 +185,4 @@ fn perform(workdir: &Path, write: Write) -> Result<(), ApplyFailure> {
         hunk: None,
         message: format!("cannot write: {e}"),
     })
-}
-
-fn leading_context(kinds: &[char]) -> usize {
-    kinds.iter().take_while(|&&k| k == ' ').count()
-}
-
-fn trailing_context(kinds: &[char]) -> usize {
-    kinds.iter().rev().take_while(|&&k| k == ' ').count()
-}
-
-/// Where a hunk goes.
-struct Place {
-    /// First line of the hunk's old lines that are replaced (after ignored context).
-    start: usize,
-    /// Context lines ignored at the start and at the end.
-    lead: usize,
-    trail: usize,
-    fuzz: usize,
-    /// Lines from where the hunk said it starts.
-    offset: i64,
-}
-
-/// Where `before` (the hunk's old lines) is in `lines`, at or after `floor`: the position
-/// nearest `expected` with the least fuzz.
-fn locate(
-    lines: &[Vec<u8>],
-    before: &[Vec<u8>],
-    kinds: &[char],
-    expected: i64,
-    floor: usize,
-) -> Option<Place> {
-    for fuzz in 0..=MAX_FUZZ {
-        let lead = leading_context(kinds).min(fuzz);
-        let trail = trailing_context(kinds).min(fuzz);
-        if fuzz > 0 && lead + trail == 0 {
-            break;
-        }
-        let inner = &before[lead..before.len() - trail];
-        if inner.is_empty() && fuzz > 0 {
-            break;
-        }
-        let want = expected + lead as i64;
-        let fits = |start: usize| {
-            start >= floor
-                && start + inner.len() <= lines.len()
-                && lines[start..start + inner.len()] == *inner
-        };
-        let span = lines.len() as i64 + 1;
-        for distance in 0..=span {
-            let candidates = if distance == 0 {
-                vec![want]
-            } else {
-                vec![want - distance, want + distance]
-            };
-            for at in candidates {
-                if let Ok(start) = usize::try_from(at)
-                    && fits(start)
-                {
-                    return Some(Place {
-                        start,
-                        lead,
-                        trail,
-                        fuzz,
-                        offset: at - want,
-                    });
-                }
-            }
-        }
-    }
-    None
 }

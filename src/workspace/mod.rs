@@ -10,7 +10,9 @@
 //! - [`checkout`]: [`Source`] (repository and base) and [`Checkout`] (a fresh or reset tree).
 //! - [`apply`]: the contract of applying: [`Applied`], [`ApplyStrategy`], [`ApplyFailure`],
 //!   [`MovedHunk`].
-//! - [`fuzzy`]: the offset and fuzz fallback.
+//! - [`fuzzy`]: the offset and fuzz fallback; [`hunk`]: hunks as lines, and finding them.
+//! - [`hidden`]: [`Hidden`], the hidden tests' patch on a candidate checkout; [`merge`]: over
+//!   a file both change, hunk by hunk.
 //! - [`guard`]: paths a patch may not write (outside the tree, beyond a symbolic link).
 //! - [`protect`]: [`Protection`], test and CI paths a candidate should not edit.
 //! - [`pool`]: [`WorkdirPool`], checkouts kept and reset between runs.
@@ -19,12 +21,16 @@ pub mod apply;
 pub mod checkout;
 pub mod fuzzy;
 pub mod guard;
+pub mod hidden;
+pub mod hunk;
+pub mod merge;
 pub mod patch;
 pub mod pool;
 pub mod protect;
 
-pub use apply::{Applied, ApplyFailure, ApplyStrategy, MovedHunk};
+pub use apply::{Applied, ApplyFailure, ApplyStrategy, Fit, MovedHunk, OverriddenHunk};
 pub use checkout::{Caveat, Checkout, Source, SourceError};
+pub use hidden::{Hidden, HiddenError};
 pub use patch::{Patch, PatchError};
 pub use pool::WorkdirPool;
 pub use protect::{OnProtectedEdit, Protection};

@@ -112,10 +112,41 @@ impl Patch {
         out
     }
 
+    /// The part of the patch that touches only these paths (each file's section whole),
+    /// or `None` when no section does.
+    pub fn only(&self, paths: &[String]) -> Option<Patch> {
+        let mut kept = Vec::new();
+        for section in sections(&self.text) {
+            let Ok(Some(part)) = Patch::parse(section) else {
+                continue;
+            };
+            if part.files.iter().all(|f| paths.contains(f)) {
+                kept.extend_from_slice(section);
+            }
+        }
+        Patch::parse(&kept).ok().flatten()
+    }
+
     /// Every path the patch touches (old and new names of renames), sorted.
     pub fn files(&self) -> &[String] {
         &self.files
     }
+}
+
+/// A git-form patch's file sections, each from its `diff --git` line to the next (a content
+/// line never starts with it: it has a ` `, `+` or `-` first). What comes before the first is
+/// left out.
+fn sections(text: &[u8]) -> Vec<&[u8]> {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        if line.starts_with(b"diff --git ") {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    starts.push(text.len());
+    starts.windows(2).map(|w| &text[w[0]..w[1]]).collect()
 }
 
 /// The first absolute path in the file headers of a git-form patch (`diff --git`, `---`/`+++`,
@@ -390,6 +421,18 @@ mod tests {
         // A removed line that reads `-- /etc/z` is content, not a header.
         let content = "diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1 @@\n--- /etc/z\n keep\n";
         assert_eq!(abs(content), None);
+    }
+
+    #[test]
+    fn only_keeps_the_sections_of_the_paths_named() {
+        let text = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n\
+                    diff --git a/t/y.py b/t/y.py\n--- a/t/y.py\n+++ b/t/y.py\n@@ -1 +1 @@\n-diff --git a/z b/z\n+c\n";
+        let patch = Patch::parse(text.as_bytes()).unwrap().unwrap();
+        let y = patch.only(&["t/y.py".to_string()]).unwrap();
+        assert_eq!(y.files(), ["t/y.py"]);
+        assert!(String::from_utf8_lossy(&y.text).ends_with("+c\n"));
+        assert_eq!(patch.only(&["x.py".to_string()]).unwrap().files(), ["x.py"]);
+        assert_eq!(patch.only(&["other".to_string()]), None);
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod layout;
 mod patches_e2e;
 mod pool_e2e;
 mod presets_e2e;
+mod projects_e2e;
 mod runners_e2e;
 mod sandbox_e2e;
 mod tamper_e2e;

@@ -1,0 +1,140 @@
+//! End to end on real projects (`fixtures/projects/`): a real upstream fix split into candidate
+//! and hidden tests, graded with the real runner. httparse keeps its unit tests in
+//! `src/lib.rs`, so the candidate and the test patch change the same file: the hidden tests
+//! merge with the candidate hunk by hunk instead of replacing its file.
+
+use crate::setup::{CheckArgs, Fixture, copy_dir, git, graded, root};
+use std::path::PathBuf;
+
+const F2P: [&str; 2] = [
+    "httparse tests::test_request_with_leading_space",
+    "httparse tests::test_request_with_invalid_method",
+];
+
+const P2P: [&str; 6] = [
+    "httparse tests::test_allow_request_with_multiple_space_delimiters",
+    "httparse tests::test_forbid_request_with_multiple_space_delimiters",
+    "httparse tests::test_request_with_multiple_spaces_and_bad_path",
+    "httparse tests::test_method_within_buffer",
+    "httparse tests::test_chunk_size",
+    "httparse tests::test_no_space_after_colon",
+];
+
+fn httparse(name: &str) -> PathBuf {
+    root().join("fixtures/projects/httparse-1.9.5").join(name)
+}
+
+/// httparse 1.9.5 committed as the base of a fresh repository.
+fn repo() -> Fixture {
+    let f = Fixture::empty();
+    copy_dir(&httparse("tree"), &f.repo);
+    git(&f.repo, &["init", "--quiet"]);
+    git(&f.repo, &["add", "--all"]);
+    git(&f.repo, &["commit", "--quiet", "-m", "httparse 1.9.5"]);
+    f
+}
+
+fn check(f: &Fixture, patch: &str, test_patch: &str) -> serde_json::Value {
+    let run = f.run(
+        &CheckArgs::new()
+            .runner("nextest")
+            .patch(httparse(patch))
+            .test_patch(httparse(test_patch))
+            .f2p_all(F2P)
+            .p2p_all(P2P)
+            .json(),
+    );
+    let v = run.json();
+    assert!(v["error"].is_null(), "{v:#}\n{}", run.stderr);
+    v
+}
+
+#[test]
+fn rust_inline_tests_merge_with_the_candidate_by_hunk() {
+    let f = repo();
+    let before = f.snapshot();
+
+    // The real fix: its code stands beside the hidden tests in the same file.
+    let v = check(&f, "fix.patch", "test.patch");
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    for id in F2P {
+        assert_eq!(graded(&v, id)["base_status"], "failed", "{v:#}");
+    }
+    assert_eq!(
+        v["patch"]["merged_files"],
+        serde_json::json!(["src/lib.rs"])
+    );
+    assert!(
+        v["patch"]["overridden_files"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(v["patch"].get("overridden_hunks").is_none(), "{v:#}");
+    assert_eq!(v["patch"]["test_patch_strategy"], "exact");
+
+    // Half a fix, and a regression: neither is mistaken for `no-op` any more.
+    let v = check(&f, "half.patch", "test.patch");
+    assert_eq!(v["outcome"], "partially-resolved", "{v:#}");
+    assert_eq!(graded(&v, F2P[0])["status"], "passed");
+    assert_eq!(graded(&v, F2P[1])["status"], "failed");
+    let v = check(&f, "regression.patch", "test.patch");
+    assert_eq!(v["outcome"], "regression", "{v:#}");
+    assert_eq!(graded(&v, P2P[0])["effect"], "broken", "{v:#}");
+    f.assert_untouched(&before);
+}
+
+#[test]
+fn candidate_edits_where_the_hidden_tests_change_lines_are_lost_and_named() {
+    let f = repo();
+    // The fix, plus the agent's own edit of the import line the first test hunk changes.
+    let v = check(&f, "fix-with-own-test.patch", "test.patch");
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    // The import line is lost to the hidden tests' version of it; the agent's own test, just
+    // past the lines their hunk holds, stands.
+    assert_eq!(
+        v["patch"]["overridden_hunks"],
+        serde_json::json!([{"file": "src/lib.rs", "hunk": "@@ -1386 +1390 @@"}]),
+        "{v:#}"
+    );
+    let feedback = f.run(
+        &CheckArgs::new()
+            .runner("nextest")
+            .patch(httparse("fix-with-own-test.patch"))
+            .test_patch(httparse("test.patch"))
+            .f2p_all(F2P)
+            .p2p_all(P2P)
+            .format("feedback"),
+    );
+    assert!(
+        feedback
+            .stdout
+            .contains("changed lines the hidden tests also change"),
+        "{}",
+        feedback.stdout
+    );
+    assert!(
+        !feedback.stdout.contains("edit the code, not the tests"),
+        "{}",
+        feedback.stdout
+    );
+}
+
+#[test]
+fn a_test_patch_at_a_line_offset_applies_and_says_so() {
+    let f = repo();
+    // Written against the fixed file: every hunk 4 lines below where the base has it.
+    let v = check(&f, "fix.patch", "test-offset.patch");
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    assert_eq!(v["patch"]["test_patch_strategy"], "fuzzy");
+    let moved = v["patch"]["test_patch_moved_hunks"].as_array().unwrap();
+    assert_eq!(moved.len(), 2, "{v:#}");
+    assert!(
+        moved.iter().all(|m| m["offset"] == -4 && m["fuzz"] == 0),
+        "{v:#}"
+    );
+    // The baseline took the same patch at the same offset: the new tests failed there.
+    for id in F2P {
+        assert_eq!(graded(&v, id)["base_status"], "failed", "{v:#}");
+    }
+}
