@@ -64,7 +64,7 @@ fn require_image(engine: &str) -> bool {
     if !ok {
         assert!(
             std::env::var_os("PATCHGRADE_ALL_RUNNERS").is_none(),
-            "{engine} has no image {IMAGE} (scripts/images builds it), and \
+            "{engine} has no image {IMAGE} (scripts/sandboxes builds it), and \
              PATCHGRADE_ALL_RUNNERS is set"
         );
         eprintln!("SKIPPED: {engine} has no image {IMAGE}");
