@@ -98,7 +98,8 @@ impl Check {
             draft.warn(
                 WarningKind::ProtectedEdit,
                 format!(
-                    "the patch edits protected paths (tests, test or CI configuration){}",
+                    "the patch edits protected paths (tests, test or CI configuration): {}{}",
+                    named(&protected),
                     if reverted {
                         "; they were put back to base before the tests ran"
                     } else {
@@ -208,4 +209,13 @@ fn caveat_warning(caveat: Caveat) -> Warning {
         message,
         tests: Vec::new(),
     }
+}
+
+/// Up to five paths by name, then how many more: enough for a warning line.
+fn named(paths: &[String]) -> String {
+    let mut text = paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    if paths.len() > 5 {
+        text.push_str(&format!(" and {} more", paths.len() - 5));
+    }
+    text
 }

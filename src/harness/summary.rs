@@ -2,7 +2,7 @@
 
 use super::results::id;
 use super::stats::wilson;
-use crate::judge::verdict::{Level, Outcome, Stage, Verdict, WarningKind};
+use crate::judge::verdict::{Level, Outcome, Stage, Verdict};
 use crate::report::table::{Align, Table};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -70,7 +70,8 @@ pub struct Summary {
     pub broken_at_base_tasks: usize,
     /// Those P2P tests, over all tasks.
     pub broken_at_base_tests: usize,
-    /// Tasks whose F2P tests already pass at base: suspect tasks.
+    /// Suspect tasks: F2P tests that already pass at base or are in neither report, P2P tests
+    /// missing at base.
     pub suspect_tasks: Vec<String>,
     /// Tasks whose baseline could not be judged (or that could not be run): broken tasks.
     pub broken_tasks: Vec<String>,
@@ -97,10 +98,7 @@ impl Summary {
                 bab_tasks += 1;
                 bab_tests += v.p2p.excluded;
             }
-            if v.warnings
-                .iter()
-                .any(|w| w.kind == WarningKind::F2pPassesAtBase)
-            {
+            if v.warnings.iter().any(|w| w.kind.suspects_task()) {
                 suspect.push(id(v).to_string());
             }
             if v.error.as_ref().is_some_and(|e| e.stage == Stage::Baseline) {
@@ -250,7 +248,7 @@ pub fn human(s: &Summary) -> String {
     };
     let _ = writeln!(
         out,
-        "Suspect tasks (F2P passes at base): {}",
+        "Suspect tasks (F2P passing at base or missing, P2P missing at base): {}",
         list(&s.suspect_tasks)
     );
     let _ = writeln!(

@@ -62,7 +62,41 @@ impl Draft {
                 suspect,
             );
         }
-        let broken = ids(&|t| t.effect == Effect::BrokenAtBase);
+        // A requested test that is in no report cannot have been fixed or kept by anything: the
+        // id is wrong for this runner, or the test patch does not add it. Only a baseline can
+        // tell that from a candidate that stopped the test being collected.
+        let f2p_missing = ids(&|t| {
+            t.group == Group::F2p
+                && t.status == TestStatus::Missing
+                && t.base_status == Some(TestStatus::Missing)
+        });
+        if !f2p_missing.is_empty() {
+            self.warn(
+                WarningKind::F2pMissing,
+                format!(
+                    "{} fail-to-pass test(s) are in neither run's report: the task is suspect \
+                     (a wrong id, or a test the test patch does not add)",
+                    f2p_missing.len()
+                ),
+                f2p_missing,
+            );
+        }
+        let p2p_missing =
+            ids(&|t| t.group == Group::P2p && t.base_status == Some(TestStatus::Missing));
+        if !p2p_missing.is_empty() {
+            self.warn(
+                WarningKind::P2pMissingAtBase,
+                format!(
+                    "{} pass-to-pass test(s) are not in the base run's report and were not \
+                     counted: the task is suspect (a wrong id?)",
+                    p2p_missing.len()
+                ),
+                p2p_missing,
+            );
+        }
+        let broken = ids(&|t| {
+            t.effect == Effect::BrokenAtBase && t.base_status != Some(TestStatus::Missing)
+        });
         if !broken.is_empty() {
             self.warn(
                 WarningKind::P2pBrokenAtBase,

@@ -255,6 +255,10 @@ pub enum WarningKind {
     EmptyP2p,
     /// F2P tests already pass at base: the task is suspect.
     F2pPassesAtBase,
+    /// F2P tests are in neither run's report: the task is suspect.
+    F2pMissing,
+    /// P2P tests are not in the base run's report; they were left out and the task is suspect.
+    P2pMissingAtBase,
     /// P2P tests already fail at base; they were left out.
     P2pBrokenAtBase,
     /// The baseline was not run: every P2P failure is blamed on the patch.
@@ -280,6 +284,17 @@ pub enum WarningKind {
     /// code under test could reach the network, the user's files and the other side's run,
     /// and the baseline was not stored.
     Unsandboxed,
+}
+
+impl WarningKind {
+    /// Whether this finding is about the task rather than the patch: the F2P or P2P lists
+    /// disagree with what the base shows, so every verdict of the task is in question.
+    pub fn suspects_task(self) -> bool {
+        matches!(
+            self,
+            WarningKind::F2pPassesAtBase | WarningKind::F2pMissing | WarningKind::P2pMissingAtBase
+        )
+    }
 }
 
 /// A finding that does not change the outcome.

@@ -70,12 +70,23 @@ pub(super) fn hunk_list(hunks: &[OverriddenHunk]) -> String {
 fn tests(out: &mut Budget, v: &Verdict) {
     let patched = &v.patch.files;
     let redacted = v.redacted;
-    let uncollected: Vec<&GradedTest> = v
+    // Missing at base too: the task names a test this runner does not have, so the patch is
+    // not to blame and the agent should not go looking for an import error.
+    let (absent, uncollected): (Vec<&GradedTest>, Vec<&GradedTest>) = v
         .tests
         .iter()
         .filter(|t| t.status == TestStatus::Missing && t.effect != Effect::BrokenAtBase)
         .filter(|t| !(redacted && t.group == Group::F2p))
-        .collect();
+        .partition(|t| t.base_status == Some(TestStatus::Missing));
+    if !absent.is_empty() {
+        let ids: Vec<&str> = absent.iter().map(|t| t.id.as_str()).collect();
+        out.push(&format!(
+            "\n{} target test(s) are in no report, at base either: the task's id is wrong or the \
+             test does not exist; not caused by your patch: {}\n",
+            absent.len(),
+            ids.join(", ")
+        ));
+    }
     let broken: Vec<&GradedTest> = v
         .tests
         .iter()

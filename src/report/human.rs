@@ -1,7 +1,9 @@
 //! The verdict for people, on a terminal.
 
 use super::table::{Align, Table};
-use crate::judge::verdict::{Effect, GradedTest, Group, Level, Outcome, Stage, Verdict};
+use crate::judge::verdict::{
+    Effect, GradedTest, Level, Outcome, Stage, Verdict, Warning, WarningKind,
+};
 use std::fmt::Write;
 
 /// The verdict for people: outcome, grid, axes, what failed, baseline findings, timings.
@@ -53,31 +55,26 @@ pub fn human(v: &Verdict) -> String {
         .iter()
         .filter(|t| t.effect == Effect::BrokenAtBase)
         .collect();
-    let suspect: Vec<&GradedTest> = v
-        .tests
-        .iter()
-        .filter(|t| t.group == Group::F2p && t.base_status.is_some_and(|s| s.is_pass()))
-        .collect();
-    if !at_base.is_empty() || !suspect.is_empty() {
-        out.push_str("Baseline:\n");
+    if !at_base.is_empty() {
+        out.push_str("Broken at base, not counted:\n");
         for t in at_base {
             let status = t.base_status.map(|s| s.name()).unwrap_or("?");
-            let _ = writeln!(
-                out,
-                "  broken at base, not counted: {} ({status}{})",
-                t.id,
-                msg(&t.base_message)
-            );
-        }
-        for t in suspect {
-            let _ = writeln!(out, "  F2P already passes at base (suspect task): {}", t.id);
+            let _ = writeln!(out, "  {} ({status}{})", t.id, msg(&t.base_message));
         }
         out.push('\n');
     }
-    if !v.warnings.is_empty() {
+    // Task findings first: they put every other line in question.
+    let mut warnings: Vec<&Warning> = v.warnings.iter().collect();
+    warnings.sort_by_key(|w| !w.kind.suspects_task());
+    if !warnings.is_empty() {
         out.push_str("Warnings:\n");
-        for w in &v.warnings {
-            let _ = writeln!(out, "  - {}", w.message);
+        for w in warnings {
+            let task = if w.kind.suspects_task() { "task: " } else { "" };
+            let _ = writeln!(out, "  - {task}{}", w.message);
+            // The broken-at-base tests are listed above, with why.
+            if w.kind == WarningKind::P2pBrokenAtBase {
+                continue;
+            }
             for id in w.tests.iter().take(5) {
                 let _ = writeln!(out, "      {id}");
             }
@@ -111,14 +108,17 @@ pub fn human(v: &Verdict) -> String {
             super::feedback::hunk_list(&v.patch.overridden_hunks)
         );
     }
+    // `grade` reads reports and runs nothing: no timings worth a line.
     let t = &v.timings;
-    let _ = writeln!(
-        out,
-        "Timings: prepare {:.1}s, tests {:.1}s, total {:.1}s",
-        secs(t.prepare_ms),
-        secs(t.test_ms),
-        secs(t.total_ms)
-    );
+    if v.task.test_cmd.is_some() {
+        let _ = writeln!(
+            out,
+            "Timings: prepare {:.1}s, tests {:.1}s, total {:.1}s",
+            secs(t.prepare_ms),
+            secs(t.test_ms),
+            secs(t.total_ms)
+        );
+    }
     for (name, run) in [
         ("candidate", &v.runs.candidate),
         ("baseline", &v.runs.baseline),

@@ -134,17 +134,31 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    if let Some(fd) = spec.hold_open {
-        // SAFETY: the closure runs in the child between fork and exec, and only calls
-        // fcntl(2), which is async-signal-safe; `fd` is open in the parent for the whole run.
-        unsafe {
-            command.pre_exec(move || {
-                if nix::libc::fcntl(fd, nix::libc::F_SETFD, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+    let hold_open = spec.hold_open;
+    let parent = std::process::id() as nix::libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and only calls prctl(2),
+    // getppid(2) and fcntl(2), which are async-signal-safe; `fd` is open in the parent for
+    // the whole run.
+    unsafe {
+        command.pre_exec(move || {
+            // The child dies with patchgrade, even when patchgrade is SIGKILLed. bwrap's own
+            // --die-with-parent is set only once bwrap runs: a kill between fork and then left
+            // a sandbox running to its end (seen under load). Checking the parent after
+            // arming the signal closes that window. The signal follows the spawning thread:
+            // tokio's workers (and a thread blocked on the run) outlive the child.
+            if nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGKILL, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if nix::libc::getppid() != parent {
+                nix::libc::_exit(137);
+            }
+            if let Some(fd) = hold_open
+                && nix::libc::fcntl(fd, nix::libc::F_SETFD, 0) == -1
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
     for key in &spec.env_remove {
         command.env_remove(key);

@@ -712,3 +712,63 @@ fn a_full_disk_stops_the_batch_with_no_partial_result() {
     );
     f.assert_untouched(&before);
 }
+
+/// `report` names the tasks whose lists disagree with their base: an F2P id that is in no
+/// report, a P2P id missing at base, an F2P test that already passes at base.
+#[test]
+fn report_lists_suspect_tasks() {
+    let f = Fixture::calc();
+    let mut f2p_typo: Vec<&str> = F2P.to_vec();
+    f2p_typo.push("tests/test_errors.py::test_no_such_test");
+    let mut p2p_typo: Vec<&str> = P2P.to_vec();
+    p2p_typo.push("tests/test_calc.py::test_ad");
+    let tasks = [
+        task("calc-sound", &f.repo, json!({})),
+        task(
+            "calc-f2p-typo",
+            &f.repo,
+            json!({"FAIL_TO_PASS": serde_json::to_string(&f2p_typo).unwrap()}),
+        ),
+        task(
+            "calc-p2p-typo",
+            &f.repo,
+            json!({"PASS_TO_PASS": serde_json::to_string(&p2p_typo).unwrap()}),
+        ),
+        task(
+            "calc-f2p-at-base",
+            &f.repo,
+            json!({
+                "FAIL_TO_PASS": "[\"tests/test_calc.py::test_add\"]",
+                "PASS_TO_PASS": "[\"tests/test_calc.py::test_mul\"]",
+            }),
+        ),
+    ];
+    let preds: Vec<Value> = tasks
+        .iter()
+        .map(|t| prediction(t["instance_id"].as_str().unwrap(), "resolved"))
+        .collect();
+    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
+    let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds);
+    let out = f.scratch.join("run");
+    let run = batch(&f, &tasks, &preds, &out, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = json_of(&f, &["report", out.to_str().unwrap(), "--format", "json"]);
+    let mut suspect: Vec<&str> = r["suspect_tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    suspect.sort();
+    assert_eq!(
+        suspect,
+        ["calc-f2p-at-base", "calc-f2p-typo", "calc-p2p-typo"],
+        "{r:#}"
+    );
+    let text = f.run(&["report", out.to_str().unwrap()]);
+    assert!(
+        text.stdout.contains("Suspect tasks (") && text.stdout.contains("calc-p2p-typo"),
+        "{}",
+        text.stdout
+    );
+}

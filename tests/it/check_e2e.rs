@@ -223,7 +223,9 @@ fn human_output_marks_the_cell_and_lists_what_broke() {
         "{out}"
     );
     assert!(
-        out.contains("broken at base, not counted: tests/test_calc.py::test_platform_quirk"),
+        out.contains(
+            "Broken at base, not counted:\n  tests/test_calc.py::test_platform_quirk (failed"
+        ),
         "{out}"
     );
 }
@@ -385,6 +387,70 @@ fn f2p_passing_at_base_makes_the_task_suspect() {
     assert_eq!(
         w["tests"],
         serde_json::json!(["tests/test_calc.py::test_add"])
+    );
+}
+
+/// Ids the task gets wrong: an F2P id in neither run's report and a P2P id missing at base.
+/// The grade stays SWE-bench's (a missing F2P test is not fixed), and the verdict says the
+/// task is suspect, names the ids, and tells the agent it is not to blame.
+#[test]
+fn ids_missing_at_base_make_the_task_suspect() {
+    let f = Fixture::calc();
+    let f2p_typo = "tests/test_errors.py::test_divide_by_zero_raise";
+    let p2p_typo = "tests/test_calc.py::test_ad";
+    let args = CheckArgs::calc("resolved").f2p(f2p_typo).p2p(p2p_typo);
+    let run = f.run(&args);
+    let v = run.json();
+    assert_eq!(
+        (v["outcome"].as_str(), run.code),
+        (Some("partially-resolved"), 1),
+        "{v:#}"
+    );
+    let warning = |kind| crate::setup::warning(&v, kind).unwrap_or_else(|| panic!("{kind}: {v:#}"));
+    assert_eq!(
+        warning("f2p-missing")["tests"],
+        serde_json::json!([f2p_typo])
+    );
+    assert_eq!(
+        warning("p2p-missing-at-base")["tests"],
+        serde_json::json!([p2p_typo])
+    );
+    // The test that really fails at base is the only one said to be broken there.
+    assert_eq!(
+        warning("p2p-broken-at-base")["tests"],
+        serde_json::json!(["tests/test_calc.py::test_platform_quirk"])
+    );
+
+    let human = f.run(
+        &CheckArgs::calc_as("resolved", "human")
+            .f2p(f2p_typo)
+            .p2p(p2p_typo),
+    );
+    assert!(
+        human
+            .stdout
+            .contains("  - task: 1 fail-to-pass test(s) are in neither run's report"),
+        "{}",
+        human.stdout
+    );
+    // Listed once, with its base status, not again under the warnings.
+    assert_eq!(
+        human.stdout.matches("test_platform_quirk").count(),
+        1,
+        "{}",
+        human.stdout
+    );
+
+    let feedback = f.run(&CheckArgs::calc_as("resolved", "feedback").f2p(f2p_typo));
+    assert!(
+        feedback.stdout.contains("not caused by your patch") && feedback.stdout.contains(f2p_typo),
+        "{}",
+        feedback.stdout
+    );
+    assert!(
+        !feedback.stdout.contains("import or syntax error"),
+        "{}",
+        feedback.stdout
     );
 }
 

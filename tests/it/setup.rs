@@ -438,9 +438,14 @@ impl CheckArgs {
     /// `check --format json` of one of the example's patches with its hidden tests and every
     /// id.
     pub fn calc(patch: &str) -> CheckArgs {
+        CheckArgs::calc_as(patch, "json")
+    }
+
+    /// [`CheckArgs::calc`] in another `--format`.
+    pub fn calc_as(patch: &str, format: &str) -> CheckArgs {
         CheckArgs::new()
             .runner("pytest")
-            .json()
+            .format(format)
             .test_patch(example("patches/hidden-tests.diff"))
             .patch(example(&format!("patches/{patch}.diff")))
             .f2p_all(CALC_F2P)
