@@ -7,6 +7,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 example="$root/examples/calc"
 export PATH="$("$root/scripts/pyenv"):$PATH"
 
+if [ ! -x "$root/target/release/patchgrade" ]; then
+    echo "Building patchgrade (release; a few minutes the first time)..." >&2
+fi
 cargo build --quiet --release --manifest-path "$root/Cargo.toml"
 patchgrade="$root/target/release/patchgrade"
 

@@ -37,11 +37,12 @@ mod util;
 mod workspace;
 
 pub use check::{
-    BaselineCache, Check, CheckOptions, DEFAULT_TIMEOUT, Error, FromReports, LOG_TAIL,
+    BaselineCache, Check, CheckOptions, DEFAULT_TIMEOUT, Derived, Error, FromReports, LOG_TAIL,
 };
 pub use judge::verdict;
 pub use judge::{Level, Outcome, Verdict};
-pub use observe::{IdSyntax, TestStatus};
+pub use observe::ids::Listed;
+pub use observe::{IdSyntax, TestStatus, list_ids};
 pub use run::sandbox::{Isolation, SandboxChoice};
 pub use run::{MissingJunit, Preset, TestCommand, UnknownPreset};
 pub use workspace::{OnProtectedEdit, Protection, WorkdirPool};

@@ -43,6 +43,9 @@ pub enum Error {
     /// A zero timeout would kill every command before it starts.
     #[error("the timeout must be greater than zero")]
     ZeroTimeout,
+    /// `derive` was given an empty gold patch.
+    #[error("the gold patch is empty: derive needs the patch that fixes the task")]
+    EmptyGold,
     /// The task names no local repository.
     #[error("no repository for `{instance_id}` ({repo}): the task has no repo_path")]
     NoRepository {

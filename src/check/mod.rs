@@ -12,6 +12,7 @@
 
 mod cache;
 mod conclude;
+mod derive;
 mod error;
 mod execute;
 mod from_reports;
@@ -20,6 +21,7 @@ mod prepare;
 mod race;
 
 pub use cache::BaselineCache;
+pub use derive::Derived;
 pub use error::Error;
 pub use execute::LOG_TAIL;
 pub use from_reports::FromReports;
@@ -321,11 +323,16 @@ impl Check {
 
     /// Check every input before anything is created.
     fn validate(&self) -> Result<Plan, Error> {
+        let (f2p, p2p) = validate_ids(&self.f2p, &self.p2p)?;
+        self.validate_inputs(f2p, p2p)
+    }
+
+    /// Check every input but the ids, which are given checked.
+    fn validate_inputs(&self, f2p: Vec<String>, p2p: Vec<String>) -> Result<Plan, Error> {
         let command = self.command.clone().ok_or(Error::NoCommand)?;
         if self.timeout.is_zero() {
             return Err(Error::ZeroTimeout);
         }
-        let (f2p, p2p) = validate_ids(&self.f2p, &self.p2p)?;
         let parse = |(origin, text): &(String, Vec<u8>)| {
             Patch::parse(text).map_err(|reason| Error::Patch {
                 origin: origin.clone(),

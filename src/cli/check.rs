@@ -237,7 +237,7 @@ pub fn grade(args: GradeArgs) -> ExitCode {
 }
 
 /// The id syntax from `--ids`, else the runner's, else pytest's.
-fn id_syntax(ids: Option<&str>, runner: Option<&str>) -> Result<IdSyntax> {
+pub(super) fn id_syntax(ids: Option<&str>, runner: Option<&str>) -> Result<IdSyntax> {
     Ok(match (ids, runner) {
         (Some(ids), _) => ids.parse()?,
         (None, Some(runner)) => runner.parse::<Preset>()?.id_syntax(),
@@ -296,7 +296,7 @@ fn write_junit(verdict: &Verdict, path: &Path) -> Result<()> {
 /// The check the flags and the task file describe, without its patch, and the task file's
 /// patch file if it names one: the flags are a layer over the task file, over the defaults
 /// (the repository in the current directory).
-fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
+pub(super) fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
     let file = match &args.task {
         Some(path) => TaskFile::load(path)?,
         None => TaskFile::default(),
@@ -339,7 +339,7 @@ fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
 
 /// An output file's directory exists, checked before anything runs: a verdict that cannot
 /// be written after minutes of tests is input that should have been refused first.
-fn writable(path: Option<&Path>) -> Result<()> {
+pub(super) fn writable(path: Option<&Path>) -> Result<()> {
     let Some(path) = path else { return Ok(()) };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -368,7 +368,7 @@ fn ids(flags: Vec<String>, file: Option<&Path>) -> Result<IdList> {
     Ok(Some(ids))
 }
 
-fn read_input(path: &Path) -> Result<Vec<u8>> {
+pub(super) fn read_input(path: &Path) -> Result<Vec<u8>> {
     if path == Path::new("-") {
         let mut buf = Vec::new();
         std::io::stdin()

@@ -3,6 +3,7 @@
 //! and [`explain`] adds the flags that give them.
 
 pub mod check;
+pub mod derive;
 pub mod harness;
 
 use anyhow::{Context, Result};
@@ -41,6 +42,10 @@ enum Command {
     Compare(harness::CompareArgs),
     /// Join the output directories of a sharded run.
     Merge(harness::MergeArgs),
+    /// Build a task from its gold patch: F2P and P2P as observed at base and with the fix.
+    Derive(Box<derive::DeriveArgs>),
+    /// The ids of the tests in JUnit reports, in a runner's syntax, for writing tasks.
+    List(derive::ListArgs),
 }
 
 /// Parse the command line and run the command.
@@ -89,6 +94,8 @@ async fn dispatch() -> ExitCode {
         Command::Report(args) => plain(harness::report(args)),
         Command::Compare(args) => plain(harness::compare(args)),
         Command::Merge(args) => plain(harness::merge(args)),
+        Command::Derive(args) => stoppable(derive::derive(*args)).await,
+        Command::List(args) => plain(derive::list(args)),
     }
 }
 

@@ -234,6 +234,8 @@ pub enum ErrorCause {
     NoRequestedTestRan,
     /// The sandbox (a container, most often) could not be started or confined the run.
     SandboxFailed,
+    /// `derive`: the gold patch does not apply to the base.
+    GoldDoesNotApply,
 }
 
 /// The reason for outcome `error`.

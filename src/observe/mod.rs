@@ -6,7 +6,8 @@
 //!
 //! - [`junit`]: [`Report`], a streaming JUnit reader, behind `capped`, which cuts long text
 //!   before the XML reader buffers it.
-//! - [`ids`]: [`IdSyntax`] and [`Index`](ids::Index), id → testcases.
+//! - [`ids`]: [`IdSyntax`] and [`Index`](ids::Index), id → testcases; [`list_ids`], the
+//!   other way.
 //! - [`evidence`]: [`Evidence`] (what one run produced), [`Requested`] and [`Group`].
 //! - [`status`]: [`TestStatus`] and [`Observation`], one test in one run.
 //! - [`bytecode`]: whether the patched Python code was imported from the checkout.
@@ -22,3 +23,14 @@ pub use evidence::{Evidence, Group, Requested};
 pub use ids::IdSyntax;
 pub use junit::Report;
 pub use status::{Observation, TestStatus};
+
+/// Every test in these JUnit reports (files or directories, read as one) as an id of this
+/// syntax, with its status and whether the id names it alone (see
+/// [`Index::listing`](ids::Index::listing)).
+pub fn list_ids(
+    paths: &[std::path::PathBuf],
+    syntax: IdSyntax,
+) -> Result<Vec<ids::Listed>, junit::JunitError> {
+    let report = Report::read_all(paths)?;
+    Ok(ids::Index::new(&report, syntax).listing())
+}

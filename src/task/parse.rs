@@ -35,7 +35,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, ValueError> {
 }
 
 /// Parse an id file: a JSON array of strings, or one id per line (blank lines and `#`
-/// comments skipped).
+/// comments skipped). A line is the id exactly, spaces included (vitest titles end in
+/// spaces); only the line end (`\n` or `\r\n`) is removed.
 pub fn parse_id_file(text: &str) -> Result<Vec<String>, ValueError> {
     // A byte-order mark is an editor's, never part of the first id.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -45,8 +46,7 @@ pub fn parse_id_file(text: &str) -> Result<Vec<String>, ValueError> {
     }
     Ok(text
         .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(str::to_string)
         .collect())
 }
@@ -65,7 +65,10 @@ mod tests {
 
     #[test]
     fn id_files() {
-        assert_eq!(parse_id_file("a\n\n# c\n b \n").unwrap(), ["a", "b"]);
+        assert_eq!(
+            parse_id_file("a\n\n# c\n  \nb \r\nc › d \n").unwrap(),
+            ["a", "b ", "c › d "]
+        );
         assert_eq!(parse_id_file(" [\"a b\", \"c\"]").unwrap(), ["a b", "c"]);
         assert!(matches!(
             parse_id_file("[oops"),

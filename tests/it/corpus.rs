@@ -635,3 +635,65 @@ fn each_documented_quirk_holds() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `list`'s ids: every test the corpus's runners wrote that an id can name alone gets an
+/// exact id in the listing, and that id names the same testcases as the runner's own.
+fn check_listing(runner: &str) -> (usize, usize) {
+    let syntax = syntax(runner);
+    let (mut covered, mut same) = (0, 0);
+    let mut wrong = Vec::new();
+    for (file, entries) in expected(runner) {
+        let report = Report::read(&fixtures(runner).join(&file)).unwrap_or_else(|e| panic!("{e}"));
+        let index = Index::new(&report, syntax);
+        let listing = index.listing();
+        let positions =
+            |id: &str| -> Vec<usize> { index.matches(id).iter().map(|c| c.index).collect() };
+        for e in &entries {
+            let id = user_id(runner, e);
+            let r = index.resolve(&id);
+            let want = positions(&id);
+            // Skipped: tests the report cannot tell apart (flagged ambiguous), and pytest's
+            // interrupted test, a nameless testcase that names nothing.
+            if r.ambiguous || want.is_empty() || want != e.junit_index {
+                continue;
+            }
+            match listing.iter().find(|l| l.exact && positions(&l.id) == want) {
+                Some(l) => {
+                    covered += 1;
+                    same += usize::from(l.id == id);
+                    if l.status != r.observation.status {
+                        wrong.push(format!("{runner}/{file}: `{}` listed {:?}", l.id, l.status));
+                    }
+                }
+                None => wrong.push(format!("{runner}/{file}: no exact listed id for `{id}`")),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    (covered, same)
+}
+
+#[test]
+fn listing_names_every_test_the_runner_names() {
+    for runner in [
+        "pytest",
+        "unittest",
+        "nextest",
+        "go",
+        "jest",
+        "vitest",
+        "mocha",
+        "node-test",
+        "ctest",
+        "phpunit",
+    ] {
+        let (covered, same) = check_listing(runner);
+        assert!(covered > 10, "{runner}: only {covered} covered");
+        eprintln!("{runner}: {covered} tests listed exactly, {same} as the runner's own id");
+    }
+}

@@ -267,7 +267,9 @@ fn a_setsid_child_in_bwrap_dies_when_patchgrade_is_sigkilled() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for_processes(&marker, "time.sleep", 2);
+    // patchgrade's own command line holds the marker too: three are patchgrade and both
+    // sides' escaped children, so both sandboxes are up when the kill comes.
+    wait_for_processes(&marker, "time.sleep", 3);
     child.kill().unwrap();
     child.wait().unwrap();
     let left = wait_gone(&marker, Duration::from_secs(10));

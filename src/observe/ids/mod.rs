@@ -113,7 +113,7 @@ impl IdSyntax {
     fn display(self, case: &Case, report: &Report, hint: &Query) -> String {
         match self {
             IdSyntax::Pytest => pytest::display(case, hint),
-            IdSyntax::Unittest => format!("{}.{}", case.classname, case.name),
+            IdSyntax::Unittest => pytest::display_unittest(case, hint),
             IdSyntax::Js(flavor) => js::display(flavor, case, report),
             other => native::display(other, case),
         }
@@ -194,6 +194,17 @@ pub struct Resolution {
     pub widened: bool,
     /// For a missing id: the closest ids the report does hold.
     pub suggestions: Vec<String>,
+}
+
+/// One test of a report, as an id of a syntax (see [`Index::listing`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Listed {
+    /// The id.
+    pub id: String,
+    /// Its status in the report, as grading would see it.
+    pub status: TestStatus,
+    /// The id names this test and no other: safe to write in a task.
+    pub exact: bool,
 }
 
 /// A report indexed by lookup key, for repeated lookups.
@@ -297,6 +308,33 @@ impl<'a> Index<'a> {
         }
     }
 
+    /// Every testcase of the report written as an id of this syntax, once each, in report
+    /// order, with what that id resolves to here: the ids a user (or `derive`) can put in a
+    /// task. An id that resolves to nothing or to several tests is listed as such, so that no
+    /// caller writes an id that would grade something else.
+    pub fn listing(&self) -> Vec<Listed> {
+        let neutral = Query {
+            key: String::new(),
+            widened: false,
+            scope: Scope::Any,
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut listed = Vec::new();
+        for case in &self.report.cases {
+            let id = self.syntax.display(case, self.report, &neutral);
+            if !seen.insert(id.clone()) {
+                continue;
+            }
+            let resolution = self.resolve(&id);
+            listed.push(Listed {
+                status: resolution.observation.status,
+                exact: resolution.matches > 0 && !resolution.ambiguous && !resolution.widened,
+                id,
+            });
+        }
+        listed
+    }
+
     /// A missing pytest test whose module failed to import has a collection error instead:
     /// carry that error so the user sees why.
     fn explain_missing(&self, query: &Query) -> Observation {
@@ -355,8 +393,17 @@ impl<'a> Index<'a> {
 }
 
 /// How alike two ids are, from 0 to 1. An id that is the end of another (a class without its
-/// namespace, a test without its file) is a strong hint whatever the length difference.
+/// namespace, a test without its file) is a strong hint whatever the length difference. Two
+/// node ids must also have alike test names: a shared long path is no hint.
 fn similarity(id: &str, shown: &str) -> f64 {
+    let whole = whole_similarity(id, shown);
+    match (id.rsplit_once("::"), shown.rsplit_once("::")) {
+        (Some((_, a)), Some((_, b))) => whole.min(strsim::normalized_damerau_levenshtein(a, b)),
+        _ => whole,
+    }
+}
+
+fn whole_similarity(id: &str, shown: &str) -> f64 {
     // The id may carry a qualifier the report cannot show (a file node's report lacks):
     // compare its tail too.
     let chars = id.chars().count();

@@ -89,6 +89,19 @@ pub(super) fn parse_unittest(id: &str) -> Query {
     }
 }
 
+/// A testcase as a unittest id: dotted, its subtests under their test; xmlrunner's
+/// `setUpClass (pkg.mod.Class)` as it is; a module that pytest could not collect as its file.
+pub(super) fn display_unittest(case: &Case, hint: &Query) -> String {
+    if !case.classname.is_empty() {
+        return format!("{}.{}", case.classname, unittest_key(case));
+    }
+    if case.name.contains(" (") {
+        case.name.clone()
+    } else {
+        display(case, hint)
+    }
+}
+
 /// xmlrunner writes only the failing subtests of a test, as `test_x (value='a')`: they key
 /// under their test.
 pub(super) fn unittest_key(case: &Case) -> String {
@@ -128,5 +141,22 @@ pub(super) fn display(case: &Case, hint: &Query) -> String {
             return format!("{id}::{}", case.name);
         }
     }
-    format!("{}::{}", case.classname, case.name)
+    // No file (pytest's default xunit2 report): the classname is the module's dotted path,
+    // then the classes. pytest collects classes named `Test…` and modules by file name, so the
+    // module ends before the first capitalised part; where a package itself is capitalised
+    // the guess is wrong and the caller's resolution check says so.
+    let parts: Vec<&str> = case.classname.split('.').collect();
+    let classes = parts
+        .iter()
+        .position(|p| p.starts_with(|c: char| c.is_ascii_uppercase()))
+        .unwrap_or(parts.len());
+    if classes == 0 {
+        return format!("{}::{}", case.classname, case.name);
+    }
+    let mut id = format!("{}.py", parts[..classes].join("/"));
+    for class in &parts[classes..] {
+        id.push_str("::");
+        id.push_str(class);
+    }
+    format!("{id}::{}", case.name)
 }
