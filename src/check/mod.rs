@@ -33,7 +33,7 @@ use crate::observe::Requested;
 use crate::run::sandbox::SandboxChoice;
 use crate::run::{Preset, Sandbox, TestCommand};
 use crate::task::validate_ids;
-use crate::workspace::{Patch, Protection, Source, WorkdirPool};
+use crate::workspace::{Patch, Protection, Source, WorkdirPool, Wrapper};
 use prepare::RunRoot;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -281,6 +281,9 @@ impl Check {
             return Ok(draft.finish(Outcome::EmptyPatch, None, None, started));
         };
         draft.patch.files = candidate.files().to_vec();
+        if let Some(wrapper) = candidate.wrapper() {
+            draft.warn(WarningKind::WrappedPatch, wrapped(wrapper), Vec::new());
+        }
         draft.isolation = plan.sandbox.isolation(self.network);
         if plan.sandbox == Sandbox::None {
             let why = match Sandbox::why_bwrap_is_unavailable() {
@@ -405,4 +408,23 @@ impl Plan {
             ..PatchInfo::default()
         }
     }
+}
+
+/// The warning for a wrapped candidate.
+fn wrapped(wrapper: Wrapper) -> String {
+    let what = match wrapper {
+        Wrapper::MarkdownFence => "a Markdown code fence",
+        Wrapper::HtmlPre { decoded: false } => "an HTML <pre> block",
+        Wrapper::HtmlPre { decoded: true } => {
+            "an HTML <pre> block, with HTML escapes (&lt; and the like) in it"
+        }
+    };
+    let decoded = if matches!(wrapper, Wrapper::HtmlPre { decoded: true }) {
+        " and the escapes decoded"
+    } else {
+        ""
+    };
+    format!(
+        "the patch came wrapped in {what}: the wrapper was taken off{decoded} before it was applied"
+    )
 }

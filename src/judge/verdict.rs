@@ -276,6 +276,9 @@ pub enum WarningKind {
     RejectedId,
     /// Tests failed and then passed (a runner's retry or `--retries`).
     Unstable,
+    /// The candidate came wrapped in a Markdown fence or an HTML `<pre>` block, which was
+    /// taken off (and HTML escapes decoded) before it was applied.
+    WrappedPatch,
     /// The candidate edits protected paths (`patch.protected_edits`).
     ProtectedEdit,
     /// The repository has submodules; the checkout leaves them empty.

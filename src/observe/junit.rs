@@ -711,6 +711,13 @@ fn observe(body: Body, status_attr: Option<&str>) -> Observation {
 }
 
 fn with_text(status: TestStatus, message: &str, text: &str) -> Observation {
+    if let Some(panic) = super::panic::rust_panic(message, text) {
+        return Observation {
+            status,
+            message: Some(truncate(&panic.message, MESSAGE_BYTES)),
+            details: Some(truncate(&panic.details, DETAIL_BYTES)),
+        };
+    }
     let first_line = |s: &str| {
         s.lines()
             .map(str::trim)

@@ -10,6 +10,7 @@
 //!   other way.
 //! - [`evidence`]: [`Evidence`] (what one run produced), [`Requested`] and [`Group`].
 //! - [`status`]: [`TestStatus`] and [`Observation`], one test in one run.
+//! - `panic`: a Rust panic's own text and place, from its failure.
 //! - [`bytecode`]: whether the patched Python code was imported from the checkout.
 
 pub mod bytecode;
@@ -17,6 +18,7 @@ mod capped;
 pub mod evidence;
 pub mod ids;
 pub mod junit;
+mod panic;
 pub mod status;
 
 pub use evidence::{Evidence, Group, Requested};

@@ -6,7 +6,8 @@
 //! of how the candidate went on (or an [`ApplyFailure`] saying where it did not). Nothing here
 //! runs a test.
 //!
-//! - [`patch`]: [`Patch`], diffs read and checked.
+//! - [`patch`]: [`Patch`], diffs read and checked; [`wrapper`]: [`Wrapper`], a Markdown fence
+//!   or `<pre>` around one, taken off.
 //! - [`checkout`]: [`Source`] (repository and base) and [`Checkout`] (a fresh or reset tree).
 //! - [`apply`]: the contract of applying: [`Applied`], [`ApplyStrategy`], [`ApplyFailure`],
 //!   [`MovedHunk`].
@@ -27,6 +28,7 @@ pub mod merge;
 pub mod patch;
 pub mod pool;
 pub mod protect;
+pub mod wrapper;
 
 pub use apply::{Applied, ApplyFailure, ApplyStrategy, Fit, MovedHunk, OverriddenHunk};
 pub use checkout::{Caveat, Checkout, Source, SourceError};
@@ -34,3 +36,4 @@ pub use hidden::{Hidden, HiddenError};
 pub use patch::{Patch, PatchError};
 pub use pool::WorkdirPool;
 pub use protect::{OnProtectedEdit, Protection};
+pub use wrapper::Wrapper;

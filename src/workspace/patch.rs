@@ -1,6 +1,7 @@
 //! Reading patches: `git diff` and `git format-patch` output as is, and traditional unified
 //! diffs (`diff -ruN`) rewritten into git's form, since libgit2 parses only the latter.
 
+use super::wrapper::{Wrapper, unwrap};
 use std::collections::BTreeSet;
 
 /// A non-empty patch in git's diff format, ready to be applied with git2.
@@ -13,6 +14,8 @@ pub struct Patch {
     /// The first absolute path the headers name. libgit2 reads `b//etc/x` as `etc/x`, so this
     /// is seen here, in the text, and refused when the patch is applied.
     absolute: Option<String>,
+    /// What the patch came wrapped in, taken off before parsing.
+    wrapper: Option<Wrapper>,
 }
 
 /// Why a patch could not be read.
@@ -42,6 +45,8 @@ impl Patch {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
+        let (bytes, wrapper) = unwrap(bytes);
+        let bytes = bytes.as_slice();
         let is_git = bytes
             .split(|&b| b == b'\n')
             .any(|line| line.starts_with(b"diff --git "));
@@ -67,7 +72,13 @@ impl Patch {
             absolute: absolute_path(&text),
             text,
             files: files.into_iter().collect(),
+            wrapper,
         }))
+    }
+
+    /// What the patch came wrapped in (a Markdown fence, `<pre>`), if anything.
+    pub fn wrapper(&self) -> Option<Wrapper> {
+        self.wrapper
     }
 
     /// An absolute path named in the patch's headers, if any.

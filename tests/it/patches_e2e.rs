@@ -394,3 +394,47 @@ fn an_edit_to_a_runner_section_of_pyproject_is_a_protected_edit() {
     // The whole file goes back to base; the fix in m.py stays.
     assert_eq!(reverted["outcome"], "resolved", "{reverted:#}");
 }
+
+/// A patch as a language model writes it, in a Markdown fence or an HTML `<pre>` block with
+/// its quotes escaped: the wrapper comes off (and the escapes are decoded), the patch is
+/// graded as the plain one is, and a warning says so. Left escaped, `&quot;` would be a
+/// syntax error in the patched code.
+#[test]
+fn a_wrapped_patch_is_unwrapped_graded_and_reported() {
+    require_pytest();
+    let f = Fixture::calc();
+    let plain =
+        std::fs::read_to_string(crate::setup::example("patches/breaking-resolved.diff")).unwrap();
+    let escaped = plain
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;");
+    for (name, text, says) in [
+        (
+            "fenced.diff",
+            format!("Here is the fix:\n\n```diff\n{plain}```\n"),
+            "Markdown",
+        ),
+        (
+            "pre.diff",
+            format!("<pre><code>\n{escaped}</code></pre>\n"),
+            "escapes",
+        ),
+    ] {
+        let patch = f.scratch_file(name, &text);
+        let run = f.run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .json()
+                .test_patch(crate::setup::example("patches/hidden-tests.diff"))
+                .patch(&patch)
+                .f2p_all(crate::setup::CALC_F2P)
+                .p2p_all(crate::setup::CALC_P2P),
+        );
+        let v = run.json();
+        assert_eq!(v["outcome"], "breaking-resolved", "{name}: {v:#}");
+        let w = crate::setup::warning(&v, "wrapped-patch").unwrap_or_else(|| panic!("{v:#}"));
+        assert!(w["message"].as_str().unwrap().contains(says), "{w}");
+    }
+}

@@ -138,3 +138,47 @@ fn a_test_patch_at_a_line_offset_applies_and_says_so() {
         assert_eq!(graded(&v, id)["base_status"], "failed", "{v:#}");
     }
 }
+
+/// A Rust test's failure as the agent reads it: the panic's own text and place, whatever
+/// `RUST_BACKTRACE` says, never the thread line or a frame inside std.
+#[test]
+fn a_rust_panic_is_shown_as_its_assertion_and_place() {
+    let f = repo();
+    for backtrace in ["0", "1", "full"] {
+        let keep = f.scratch.join(format!("keep-{backtrace}"));
+        let run = f.run_with_env(
+            &CheckArgs::new()
+                .runner("nextest")
+                .patch(httparse("half.patch"))
+                .test_patch(httparse("test.patch"))
+                .f2p_all(F2P)
+                .p2p_all(P2P)
+                .flag("--keep", &keep)
+                .format("feedback"),
+            &[("RUST_BACKTRACE", backtrace.as_ref())],
+        );
+        let out = &run.stdout;
+        assert!(
+            out.contains("    assertion `left == right` failed; left: Ok(Complete(")
+                && out.contains("; right: Err(Token)"),
+            "RUST_BACKTRACE={backtrace}: {out}"
+        );
+        assert!(
+            !out.contains("thread '") && !out.contains("/rustc/"),
+            "{out}"
+        );
+        // The place is the assertion's own line in the patched file, not the test's closure
+        // or a frame in std.
+        let place = out
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("at src/lib.rs:"))
+            .unwrap_or_else(|| panic!("no place: {out}"));
+        let number: usize = place.split(' ').next().unwrap().parse().unwrap();
+        let patched = std::fs::read_to_string(keep.join("candidate/work/src/lib.rs")).unwrap();
+        let line = patched.lines().nth(number - 1).unwrap();
+        assert!(
+            line.trim_start().starts_with("assert_eq!"),
+            "line {number}: {line}"
+        );
+    }
+}
