@@ -183,7 +183,8 @@ impl Check {
         self
     }
 
-    /// A command run once in each fresh checkout before its tests.
+    /// A command run before the tests of every run: in each fresh checkout, and in a pool slot
+    /// before every use.
     pub fn setup_cmd(mut self, cmd: impl Into<String>) -> Check {
         self.setup_cmd = Some(cmd.into());
         self

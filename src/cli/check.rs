@@ -154,7 +154,8 @@ pub struct TaskArgs {
     /// Environment variable for the commands, KEY=VALUE (repeatable; {workdir} expands).
     #[arg(long = "env", value_name = "KEY=VALUE")]
     env: Vec<String>,
-    /// Command run once in each fresh checkout before its tests ({workdir} expands).
+    /// Command run before the tests of every run: in each fresh checkout, and in a
+    /// --workdir-pool slot before every use ({workdir} expands).
     #[arg(long, value_name = "CMD")]
     setup_cmd: Option<String>,
     /// Run the tests on the unpatched base too, so P2P tests broken there are not blamed.
