@@ -1,6 +1,6 @@
-//! The six figures of `docs/benchmarks.md`, each a ratio measured side by side in one run so
+//! The seven figures of `docs/benchmarks.md`, each a ratio measured side by side in one run so
 //! that it holds on a noisy machine. Run with
-//! `scripts/bench [overhead|checkout|junit|loop|batch|sandbox]`
+//! `scripts/bench [overhead|checkout|junit|loop|batch|sandbox|compiled]`
 //! (which puts pytest on PATH), or `cargo bench --bench figures -- NAME...`.
 //!
 //! Every figure is the median of several alternating rounds; nothing here asserts a time.
@@ -27,7 +27,9 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let all = ["overhead", "checkout", "junit", "loop", "batch", "sandbox"];
+    let all = [
+        "overhead", "checkout", "junit", "loop", "batch", "sandbox", "compiled",
+    ];
     let chosen: Vec<&str> = if names.is_empty() {
         all.to_vec()
     } else {
@@ -45,6 +47,7 @@ fn main() {
             "loop" => agent_loop(),
             "batch" => batch(),
             "sandbox" => sandbox(),
+            "compiled" => compiled(),
             _ => unreachable!("filtered above"),
         }
     }
@@ -814,4 +817,97 @@ fn sandbox() {
             per.as_secs_f64() / reuse.as_secs_f64()
         );
     }
+}
+
+/// Figure 7: a compiled suite. `check --baseline skip` of httparse's real upstream fix
+/// (`fixtures/projects/httparse-1.9.5`, nextest) in a fresh checkout, and with a workdir pool,
+/// against the bare `cargo nextest run` of the same tests in a warm tree that has the fix
+/// (its `src/lib.rs` touched each round, since a check's patch makes cargo rebuild the crate
+/// too).
+fn compiled() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects/httparse-1.9.5");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    sh(
+        tmp.path(),
+        &format!("cp -R {}/tree {}", fixture.display(), repo.display()),
+    );
+    git_commit_all(&repo);
+    let patch = fixture.join("fix.patch");
+    let ids = [
+        "httparse tests::test_request_with_multiple_spaces_and_bad_path",
+        "httparse tests::test_method_within_buffer",
+        "httparse tests::test_chunk_size",
+        "httparse tests::test_no_space_after_colon",
+    ];
+    let prepared = tmp.path().join("prepared");
+    sh(
+        &repo,
+        &format!(
+            "git worktree add -q --detach {} && git -C {0} apply {}",
+            prepared.display(),
+            patch.display()
+        ),
+    );
+    let filters: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            let test = id.split_once(' ').map_or(*id, |(_, t)| t);
+            format!("-E 'test(={test})'")
+        })
+        .collect();
+    let bare_cmd = format!(
+        "touch src/lib.rs && CARGO_TARGET_DIR=$PWD/target cargo nextest run --no-tests=pass {} \
+         >/dev/null 2>&1",
+        filters.join(" ")
+    );
+    // Warm: the bare side's tree is built once before the rounds.
+    sh(&prepared, &bare_cmd);
+    let mut args = vec![
+        "check",
+        "--format",
+        "json",
+        "--baseline",
+        "skip",
+        "--no-cache",
+        "--sandbox",
+        "none",
+        "--runner",
+        "nextest",
+        "--patch",
+        patch.to_str().unwrap(),
+    ];
+    for id in &ids {
+        args.extend(["--p2p", id]);
+    }
+    let pool = tmp.path().join("pool");
+    let pooled_args: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--workdir-pool", pool.to_str().unwrap()])
+        .collect();
+    // The pool's slot is built once before the rounds, as the bare side's tree is.
+    patchgrade(&pooled_args, &repo);
+    let (mut bare, mut fresh, mut pooled) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        bare.push(time(|| sh(&prepared, &bare_cmd)));
+        fresh.push(time(|| {
+            let v = patchgrade(&args, &repo);
+            assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+        }));
+        pooled.push(time(|| {
+            let v = patchgrade(&pooled_args, &repo);
+            assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+        }));
+    }
+    let (bare, fresh, pooled) = (median(bare), median(fresh), median(pooled));
+    println!("\n## 7. Compiled suite: httparse 1.9.5 with nextest, the real fix");
+    println!("bare cargo nextest run, warm tree:    {}", secs(bare));
+    println!("check --baseline skip, fresh:         {}", secs(fresh));
+    println!("check --baseline skip, workdir pool:  {}", secs(pooled));
+    println!(
+        "ratio: {:.2}x fresh checkout (a cold build), {:.2}x pooled (target <= 1.2x)",
+        fresh.as_secs_f64() / bare.as_secs_f64(),
+        pooled.as_secs_f64() / bare.as_secs_f64()
+    );
 }

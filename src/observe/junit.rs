@@ -729,9 +729,14 @@ fn with_text(status: TestStatus, message: &str, text: &str) -> Observation {
         let joined = truncate(&kept.join("\n"), DETAIL_BYTES);
         (!joined.trim().is_empty()).then_some(joined)
     };
+    let said = first_line(message).or_else(|| first_line(text));
+    let better = said
+        .as_deref()
+        .and_then(|said| super::message::better(said, text))
+        .map(|m| truncate(&m, MESSAGE_BYTES));
     Observation {
         status,
-        message: first_line(message).or_else(|| first_line(text)),
+        message: better.or(said),
         details,
     }
 }

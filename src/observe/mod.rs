@@ -10,7 +10,8 @@
 //!   other way.
 //! - [`evidence`]: [`Evidence`] (what one run produced), [`Requested`] and [`Group`].
 //! - [`status`]: [`TestStatus`] and [`Observation`], one test in one run.
-//! - `panic`: a Rust panic's own text and place, from its failure.
+//! - `panic`: a Rust panic's own text and place, from its failure; `message`: a better
+//!   one-line message where the runner's says nothing (`Failed`, the test's name).
 //! - [`bytecode`]: whether the patched Python code was imported from the checkout.
 
 pub mod bytecode;
@@ -18,6 +19,7 @@ mod capped;
 pub mod evidence;
 pub mod ids;
 pub mod junit;
+mod message;
 mod panic;
 pub mod status;
 

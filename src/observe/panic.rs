@@ -106,7 +106,7 @@ mod tests {
         let text = "thread 'tests::t' panicked at src/parse.rs:7:5:\n\
                     called `Option::unwrap()` on a `None` value\n\
                     stack backtrace:\n   0: rust_begin_unwind\n             at /rustc/abc/library/std/src/panicking.rs:665:5\n\
-                       1: crate::parse\n             at ./src/parse.rs:7:5\n\
+                       1: mylib::parse\n             at ./src/parse.rs:7:5\n\
                     note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.";
         let p = rust_panic("", text).unwrap();
         assert_eq!(p.message, "called `Option::unwrap()` on a `None` value");

@@ -169,23 +169,32 @@ fn groups(out: &mut Budget, tests: &[&GradedTest], patched: &[String]) {
 }
 
 /// Where a failure happened: `path:line` from the failure text, preferring a file the patch
-/// changed, else the innermost (last) location. Understands pytest's `path:12: Error`, Python's
-/// `File "path", line 12` and JavaScript's `(path:12:5)`.
+/// changed, else the innermost location outside libraries and test frameworks. Understands
+/// pytest's `path:12: Error`, Python's `File "path", line 12`, JavaScript's `(path:12:5)`,
+/// Java's `at pkg.Class.m(File.java:12)`, Go's `file_test.go:12:` and Rust's `at src/x.rs:12:5`.
+/// Python writes the innermost frame last; JavaScript, Java and Go first.
 fn location(details: &str, patched: &[String]) -> Option<(String, bool)> {
-    let mut found: Vec<(String, String)> = Vec::new();
+    // (path, line number, in a library or the test framework)
+    let mut found: Vec<(String, String, bool)> = Vec::new();
+    let mut python = false;
     for line in details.lines() {
         // pytest prefixes the exception's own lines with `E`.
         let line = line.trim();
         let line = line.strip_prefix("E ").map_or(line, str::trim);
+        if line.starts_with("Traceback (most recent call last)") {
+            python = true;
+        }
         if let Some(rest) = line.strip_prefix("File \"")
             && let Some((path, after)) = rest.split_once("\", line ")
         {
+            python = true;
             let number: String = after.chars().take_while(char::is_ascii_digit).collect();
             if !number.is_empty() {
-                found.push((path.to_string(), number));
+                found.push((path.to_string(), number, library_path(path)));
             }
             continue;
         }
+        let java_library = java_framework_frame(line);
         for token in line.split([' ', '(', ')', '\t']) {
             let mut parts = token.split(':');
             let (Some(path), Some(number)) = (parts.next(), parts.next()) else {
@@ -196,19 +205,30 @@ fn location(details: &str, patched: &[String]) -> Option<(String, bool)> {
                 && !number.is_empty()
                 && number.chars().all(|c| c.is_ascii_digit());
             if plausible {
-                found.push((path.to_string(), number.to_string()));
+                // pytest's `path:12: Error` lines are Python's order too.
+                python |= path.ends_with(".py");
+                found.push((
+                    path.to_string(),
+                    number.to_string(),
+                    java_library || library_path(path),
+                ));
             }
         }
     }
+    if !python {
+        found.reverse();
+    }
+    // Innermost last from here on.
     let in_patch = |path: &str| {
         patched
             .iter()
             .find(|p| path == p.as_str() || path.ends_with(&format!("/{p}")))
     };
-    let (path, number) = found
+    let (path, number, _) = found
         .iter()
         .rev()
-        .find(|(p, _)| in_patch(p).is_some())
+        .find(|(p, _, _)| in_patch(p).is_some())
+        .or_else(|| found.iter().rev().find(|(_, _, library)| !library))
         .or_else(|| found.last())?;
     // Paths inside the temporary checkout mean nothing to the agent: show them relative.
     let shown = match in_patch(path) {
@@ -218,6 +238,36 @@ fn location(details: &str, patched: &[String]) -> Option<(String, bool)> {
             .map_or(path.as_str(), |(_, rel)| rel),
     };
     Some((format!("{shown}:{number}"), in_patch(path).is_some()))
+}
+
+/// A file of a library or a runtime, not of the project: installed packages, the Rust and
+/// Node runtimes.
+fn library_path(path: &str) -> bool {
+    path.contains("node_modules/")
+        || path.contains("site-packages/")
+        || path.contains("/lib/python")
+        || path.starts_with("/rustc/")
+        || path.starts_with("node:")
+        || path.starts_with("internal/")
+        || path.contains("/.cargo/registry/")
+}
+
+/// A Java stack frame of the JDK or a test framework (`at org.junit.Assert.fail(Assert.java:89)`).
+fn java_framework_frame(line: &str) -> bool {
+    const FRAMEWORKS: [&str; 10] = [
+        "java.",
+        "javax.",
+        "jdk.",
+        "sun.",
+        "org.junit.",
+        "junit.",
+        "org.gradle.",
+        "org.apache.maven.",
+        "org.hamcrest.",
+        "worker.org.gradle.",
+    ];
+    line.strip_prefix("at ")
+        .is_some_and(|frame| FRAMEWORKS.iter().any(|f| frame.starts_with(f)))
 }
 
 /// Text with a size bound: a part is added whole or not at all, and a short note always fits.
@@ -290,6 +340,34 @@ mod tests {
             Some(("lib/u.py:4".into(), false))
         );
         assert_eq!(location("no location here: at all", &[]), None);
+    }
+
+    /// The traces are the first lines of real failures of each runner (`tests/it/presets_e2e.rs`).
+    #[test]
+    fn locations_are_the_innermost_frame_outside_frameworks() {
+        let jest = "Error: expect(received).toBe(expected) // Object.is equality\n\n\
+                    Expected: 2\nReceived: 4\n    at Object.toBe (/w/candidate/work/__tests__/calc.test.js:5:28)\n\
+                    at Promise.then.completed (/w/.jsenv/node_modules/jest-circus/build/utils.js:298:28)\n\
+                    at runNextTicks (node:internal/process/task_queues:65:5)\n\
+                    at /w/.jsenv/node_modules/jest-runner/build/index.js:315:7";
+        assert_eq!(
+            location(jest, &["calc.js".into()]),
+            Some(("__tests__/calc.test.js:5".into(), false))
+        );
+        let junit = "java.lang.AssertionError: expected:<3> but was:<-1>\n\
+                     at org.junit.Assert.fail(Assert.java:89)\n\
+                     at org.junit.Assert.assertEquals(Assert.java:647)\n\
+                     at calc.CalcTest.adds(CalcTest.java:7)\n\
+                     at java.base/jdk.internal.reflect.DirectMethodHandleAccessor.invoke(DirectMethodHandleAccessor.java:103)\n\
+                     at org.gradle.api.internal.tasks.testing.SuiteTestClassProcessor.processTestClass(SuiteTestClassProcessor.java:51)";
+        assert_eq!(
+            location(junit, &["src/main/java/calc/Calc.java".into()]),
+            Some(("CalcTest.java:7".into(), false))
+        );
+        let go = "=== RUN   TestAdd\n    calc_test.go:7: 1+2 != 3\n--- FAIL: TestAdd (0.00s)";
+        assert_eq!(location(go, &[]), Some(("calc_test.go:7".into(), false)));
+        let rust = "assertion `left == right` failed\n  left: 1\n right: 2\nat src/lib.rs:43:9";
+        assert_eq!(location(rust, &[]), Some(("src/lib.rs:43".into(), false)));
         assert_eq!(location("see http://example.com:80/x", &[]), None);
     }
 

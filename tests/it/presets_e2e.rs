@@ -79,6 +79,45 @@ fn grade(case: Case) {
         "{}: a broken test carries the runner's failure message: {v:#}",
         case.runner
     );
+    // What the agent reads about the broken test: the runner's assertion, not a bare
+    // "failed" or the test's name, and where it failed, outside the runner's own frames.
+    let args = CheckArgs::new()
+        .runner(case.runner)
+        .format("feedback")
+        .patch(&regression)
+        .f2p_all(case.f2p)
+        .p2p_all(case.p2p)
+        .args(&case.extra);
+    let feedback = f.run(&args).stdout;
+    let mut lines = feedback
+        .lines()
+        .skip_while(|l| !l.starts_with("Your patch broke"))
+        .skip(1);
+    let id = lines
+        .next()
+        .and_then(|l| l.strip_prefix("  - "))
+        .unwrap_or("");
+    let message = lines.next().unwrap_or("").trim();
+    assert!(
+        !id.is_empty()
+            && message.len() > 6
+            && message != id
+            && !message.eq_ignore_ascii_case("failed"),
+        "{}: no assertion in the feedback:\n{feedback}",
+        case.runner
+    );
+    // CTest's JUnit has the test's output but no place.
+    if case.runner != "ctest" {
+        let place = lines.next().unwrap_or("").trim();
+        assert!(
+            place.starts_with("at ")
+                && !place.contains("node_modules")
+                && !place.contains("Processor.java")
+                && !place.contains("Accessor"),
+            "{}: no place of the project's in the feedback:\n{feedback}",
+            case.runner
+        );
+    }
     f.assert_untouched(&before);
 }
 
