@@ -142,9 +142,9 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
     unsafe {
         command.pre_exec(move || {
             // The child dies with patchgrade, even when patchgrade is SIGKILLed. bwrap's own
-            // --die-with-parent is set only once bwrap runs: a kill between fork and then left
-            // a sandbox running to its end (seen under load). Checking the parent after
-            // arming the signal closes that window. The signal follows the spawning thread:
+            // --die-with-parent is armed only once bwrap runs, so a kill between the fork and
+            // then would leave a sandbox running to its end. Checking the parent after arming
+            // the signal closes that window. The signal follows the spawning thread:
             // tokio's workers (and a thread blocked on the run) outlive the child.
             if nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGKILL, 0, 0, 0) == -1 {
                 return Err(std::io::Error::last_os_error());

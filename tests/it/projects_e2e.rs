@@ -1,7 +1,8 @@
 //! End to end on real projects (`fixtures/projects/`): a real upstream fix split into candidate
 //! and hidden tests, graded with the real runner. httparse keeps its unit tests in
 //! `src/lib.rs`, so the candidate and the test patch change the same file: the hidden tests
-//! merge with the candidate hunk by hunk instead of replacing its file.
+//! merge with the candidate hunk by hunk instead of replacing its file. sqlparse (pytest) is
+//! graded through a task `derive` writes from its real fix.
 
 use crate::setup::{CheckArgs, Fixture, copy_dir, git, graded, root};
 use std::path::PathBuf;
@@ -181,4 +182,73 @@ fn a_rust_panic_is_shown_as_its_assertion_and_place() {
             "line {number}: {line}"
         );
     }
+}
+
+fn sqlparse(name: &str) -> PathBuf {
+    root().join("fixtures/projects/sqlparse-5ca50a2").join(name)
+}
+
+/// sqlparse's real fix for `BEGIN TRANSACTION` (pytest): `derive` finds exactly the two tests
+/// upstream added, and the task it writes grades the real fix and three agent-like attempts
+/// into four different cells.
+#[test]
+fn sqlparse_task_derived_from_its_fix_grades_every_attempt() {
+    crate::setup::require_pytest();
+    let f = Fixture::empty();
+    copy_dir(&sqlparse("tree"), &f.repo);
+    git(&f.repo, &["init", "--quiet"]);
+    git(&f.repo, &["add", "--all"]);
+    git(&f.repo, &["commit", "--quiet", "-m", "sqlparse acd8e58"]);
+    let before = f.snapshot();
+    let task = f.scratch.join("task.toml");
+    let run = f.run(&[
+        "derive".as_ref(),
+        "--runner".as_ref(),
+        "pytest".as_ref(),
+        "--gold".as_ref(),
+        sqlparse("fix.patch").as_os_str(),
+        "--test-patch".as_ref(),
+        sqlparse("test.patch").as_os_str(),
+        "--out".as_ref(),
+        task.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let parsed: toml::Table = toml::from_str(&std::fs::read_to_string(&task).unwrap()).unwrap();
+    assert_eq!(
+        parsed["f2p"],
+        toml::Value::Array(vec![
+            "tests/test_split.py::test_split_begin_transaction".into(),
+            "tests/test_split.py::test_split_begin_transaction_formatted".into(),
+        ])
+    );
+    let p2p = parsed["p2p"].as_array().unwrap();
+    assert!(p2p.len() > 400, "{} P2P", p2p.len());
+
+    for (patch, outcome, broken) in [
+        ("fix.patch", "resolved", None),
+        ("half.patch", "partially-resolved", None),
+        (
+            "breaking.patch",
+            "breaking-resolved",
+            Some("tests/test_split.py::test_split_begin_end_semicolons"),
+        ),
+        (
+            "regression.patch",
+            "regression",
+            Some("tests/test_split.py::test_split_begintag"),
+        ),
+    ] {
+        let run = f.run(&CheckArgs::new().task(&task).patch(sqlparse(patch)).json());
+        let v = run.json();
+        assert_eq!(v["outcome"], outcome, "{patch}: {v:#}");
+        let got: Vec<&str> = v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["effect"] == "broken")
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, broken.into_iter().collect::<Vec<_>>(), "{patch}");
+    }
+    f.assert_untouched(&before);
 }
