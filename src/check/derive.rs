@@ -44,6 +44,9 @@ pub struct Derived {
     /// The test command template, when it is not a preset's own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test_cmd: Option<String>,
+    /// The setup command the runs used, so that the task runs the same way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup_cmd: Option<String>,
     /// The test patch, for writing the task (not in the JSON: the caller has it).
     #[serde(skip)]
     pub test_patch: Option<String>,
@@ -120,6 +123,7 @@ impl Check {
             test_cmd: preset
                 .is_none()
                 .then(|| plan.command.template().as_str().to_string()),
+            setup_cmd: self.setup_cmd.clone(),
             test_patch: self
                 .test_patch
                 .as_ref()

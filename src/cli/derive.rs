@@ -136,6 +136,8 @@ struct TaskOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     ids: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    setup_cmd: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     test_patch: Option<&'a str>,
     f2p: &'a [String],
     p2p: &'a [String],
@@ -151,6 +153,7 @@ fn render(d: &Derived, format: DeriveFormat, gold: &str) -> Result<String> {
                 runner: d.runner.map(Preset::name),
                 test_cmd: d.test_cmd.as_deref(),
                 ids: d.test_cmd.as_ref().and(d.ids.map(IdSyntax::name)),
+                setup_cmd: d.setup_cmd.as_deref(),
                 test_patch: d.test_patch.as_deref(),
                 f2p: &d.f2p,
                 p2p: &d.p2p,

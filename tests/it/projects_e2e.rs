@@ -1,8 +1,8 @@
 //! End to end on real projects (`fixtures/projects/`): a real upstream fix split into candidate
 //! and hidden tests, graded with the real runner. httparse keeps its unit tests in
 //! `src/lib.rs`, so the candidate and the test patch change the same file: the hidden tests
-//! merge with the candidate hunk by hunk instead of replacing its file. sqlparse (pytest) is
-//! graded through a task `derive` writes from its real fix.
+//! merge with the candidate hunk by hunk instead of replacing its file. sqlparse (pytest)
+//! and ufo (vitest) are graded through tasks `derive` writes from their real fixes.
 
 use crate::setup::{CheckArgs, Fixture, copy_dir, git, graded, root};
 use std::path::PathBuf;
@@ -239,6 +239,84 @@ fn sqlparse_task_derived_from_its_fix_grades_every_attempt() {
         ),
     ] {
         let run = f.run(&CheckArgs::new().task(&task).patch(sqlparse(patch)).json());
+        let v = run.json();
+        assert_eq!(v["outcome"], outcome, "{patch}: {v:#}");
+        let got: Vec<&str> = v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["effect"] == "broken")
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, broken.into_iter().collect::<Vec<_>>(), "{patch}");
+    }
+    f.assert_untouched(&before);
+}
+
+/// ufo's real fix for false base-prefix matches (vitest, TypeScript tests): `derive` keeps
+/// the four new cases that fail at base as F2P (the other four already pass), and its task
+/// grades the fix, half of it and a regression.
+#[test]
+fn ufo_task_derived_from_its_fix_grades_every_attempt() {
+    if !crate::setup::have_runner("node") {
+        return;
+    }
+    let Ok(modules) = std::env::var("PATCHGRADE_JS_MODULES") else {
+        crate::setup::skip("the JavaScript runners are not installed (scripts/jsenv)");
+        return;
+    };
+    let ufo = |name: &str| root().join("fixtures/projects/ufo-1.6.2").join(name);
+    let f = Fixture::empty();
+    copy_dir(&ufo("tree"), &f.repo);
+    git(&f.repo, &["init", "--quiet"]);
+    git(&f.repo, &["add", "--all"]);
+    git(&f.repo, &["commit", "--quiet", "-m", "ufo 1.6.2"]);
+    let before = f.snapshot();
+    let setup = format!("ln -s {} node_modules", shell_words::quote(&modules));
+    let task = f.scratch.join("task.toml");
+    let run = f.run(&[
+        "derive".as_ref(),
+        "--runner".as_ref(),
+        "vitest".as_ref(),
+        "--setup-cmd".as_ref(),
+        setup.as_ref(),
+        "--gold".as_ref(),
+        ufo("fix.patch").as_os_str(),
+        "--test-patch".as_ref(),
+        ufo("test.patch").as_os_str(),
+        "--out".as_ref(),
+        task.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let parsed: toml::Table = toml::from_str(&std::fs::read_to_string(&task).unwrap()).unwrap();
+    let f2p: Vec<&str> = parsed["f2p"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        f2p,
+        [
+            "test/base.test.ts › withBase › \"/admin\" + \"/admin-dashboard\"",
+            "test/base.test.ts › withBase › \"/admin/\" + \"/admin-dashboard\"",
+            "test/base.test.ts › withoutBase › \"/admin-dashboard\"-\"/admin\"",
+            "test/base.test.ts › withoutBase › \"/admin-dashboard\"-\"/admin/\"",
+        ]
+    );
+    // The setup command went into the task with the lists.
+    assert_eq!(parsed["setup_cmd"].as_str(), Some(setup.as_str()));
+
+    for (patch, outcome, broken) in [
+        ("fix.patch", "resolved", None),
+        ("half.patch", "partially-resolved", None),
+        (
+            "regression.patch",
+            "regression",
+            Some("test/base.test.ts › withBase › \"/base/\" + \"https://test.com\""),
+        ),
+    ] {
+        let run = f.run(&CheckArgs::new().task(&task).patch(ufo(patch)).json());
         let v = run.json();
         assert_eq!(v["outcome"], outcome, "{patch}: {v:#}");
         let got: Vec<&str> = v["tests"]
