@@ -5,7 +5,8 @@
 //! and ufo (vitest) are graded through tasks `derive` writes from their real fixes.
 
 use crate::setup::{CheckArgs, Fixture, copy_dir, git, graded, root};
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 const F2P: [&str; 2] = [
     "httparse tests::test_request_with_leading_space",
@@ -27,12 +28,7 @@ fn httparse(name: &str) -> PathBuf {
 
 /// httparse 1.9.5 committed as the base of a fresh repository.
 fn repo() -> Fixture {
-    let f = Fixture::empty();
-    copy_dir(&httparse("tree"), &f.repo);
-    git(&f.repo, &["init", "--quiet"]);
-    git(&f.repo, &["add", "--all"]);
-    git(&f.repo, &["commit", "--quiet", "-m", "httparse 1.9.5"]);
-    f
+    project("httparse-1.9.5")
 }
 
 fn check(f: &Fixture, patch: &str, test_patch: &str) -> serde_json::Value {
@@ -184,8 +180,59 @@ fn a_rust_panic_is_shown_as_its_assertion_and_place() {
     }
 }
 
-fn sqlparse(name: &str) -> PathBuf {
-    root().join("fixtures/projects/sqlparse-5ca50a2").join(name)
+/// A project of `fixtures/projects/` committed as the base of a fresh repository.
+fn project(dir: &str) -> Fixture {
+    let f = Fixture::empty();
+    copy_dir(
+        &root().join("fixtures/projects").join(dir).join("tree"),
+        &f.repo,
+    );
+    git(&f.repo, &["init", "--quiet"]);
+    git(&f.repo, &["add", "--all"]);
+    git(&f.repo, &["commit", "--quiet", "-m", dir]);
+    f
+}
+
+/// `derive` from the project's `fix.patch` and `test.patch`: the task file and its F2P ids.
+fn derive_task(f: &Fixture, dir: &Path, runner: &str, more: &[&str]) -> (PathBuf, toml::Table) {
+    let task = f.scratch.join("task.toml");
+    let mut args: Vec<OsString> = vec!["derive".into(), "--runner".into(), runner.into()];
+    args.extend(more.iter().map(OsString::from));
+    for (flag, file) in [("--gold", "fix.patch"), ("--test-patch", "test.patch")] {
+        args.push(flag.into());
+        args.push(dir.join(file).into());
+    }
+    args.extend(["--out".into(), task.clone().into()]);
+    let run = f.run(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let parsed = toml::from_str(&std::fs::read_to_string(&task).unwrap()).unwrap();
+    (task, parsed)
+}
+
+/// Grade each patch of `dir` with the task: its outcome, and the one test it breaks, if any.
+fn grade_attempts(f: &Fixture, task: &Path, dir: &Path, attempts: &[(&str, &str, Option<&str>)]) {
+    for (patch, outcome, broken) in attempts {
+        let run = f.run(&CheckArgs::new().task(task).patch(dir.join(patch)).json());
+        let v = run.json();
+        assert_eq!(v["outcome"], *outcome, "{patch}: {v:#}");
+        let got: Vec<&str> = v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["effect"] == "broken")
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, broken.iter().copied().collect::<Vec<_>>(), "{patch}");
+    }
+}
+
+fn strings(value: &toml::Value) -> Vec<&str> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
 }
 
 /// sqlparse's real fix for `BEGIN TRANSACTION` (pytest): `derive` finds exactly the two tests
@@ -194,62 +241,38 @@ fn sqlparse(name: &str) -> PathBuf {
 #[test]
 fn sqlparse_task_derived_from_its_fix_grades_every_attempt() {
     crate::setup::require_pytest();
-    let f = Fixture::empty();
-    copy_dir(&sqlparse("tree"), &f.repo);
-    git(&f.repo, &["init", "--quiet"]);
-    git(&f.repo, &["add", "--all"]);
-    git(&f.repo, &["commit", "--quiet", "-m", "sqlparse acd8e58"]);
+    let dir = root().join("fixtures/projects/sqlparse-5ca50a2");
+    let f = project("sqlparse-5ca50a2");
     let before = f.snapshot();
-    let task = f.scratch.join("task.toml");
-    let run = f.run(&[
-        "derive".as_ref(),
-        "--runner".as_ref(),
-        "pytest".as_ref(),
-        "--gold".as_ref(),
-        sqlparse("fix.patch").as_os_str(),
-        "--test-patch".as_ref(),
-        sqlparse("test.patch").as_os_str(),
-        "--out".as_ref(),
-        task.as_os_str(),
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let parsed: toml::Table = toml::from_str(&std::fs::read_to_string(&task).unwrap()).unwrap();
+    let (task, parsed) = derive_task(&f, &dir, "pytest", &[]);
     assert_eq!(
-        parsed["f2p"],
-        toml::Value::Array(vec![
-            "tests/test_split.py::test_split_begin_transaction".into(),
-            "tests/test_split.py::test_split_begin_transaction_formatted".into(),
-        ])
+        strings(&parsed["f2p"]),
+        [
+            "tests/test_split.py::test_split_begin_transaction",
+            "tests/test_split.py::test_split_begin_transaction_formatted",
+        ]
     );
-    let p2p = parsed["p2p"].as_array().unwrap();
+    let p2p = strings(&parsed["p2p"]);
     assert!(p2p.len() > 400, "{} P2P", p2p.len());
-
-    for (patch, outcome, broken) in [
-        ("fix.patch", "resolved", None),
-        ("half.patch", "partially-resolved", None),
-        (
-            "breaking.patch",
-            "breaking-resolved",
-            Some("tests/test_split.py::test_split_begin_end_semicolons"),
-        ),
-        (
-            "regression.patch",
-            "regression",
-            Some("tests/test_split.py::test_split_begintag"),
-        ),
-    ] {
-        let run = f.run(&CheckArgs::new().task(&task).patch(sqlparse(patch)).json());
-        let v = run.json();
-        assert_eq!(v["outcome"], outcome, "{patch}: {v:#}");
-        let got: Vec<&str> = v["tests"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|t| t["effect"] == "broken")
-            .map(|t| t["id"].as_str().unwrap())
-            .collect();
-        assert_eq!(got, broken.into_iter().collect::<Vec<_>>(), "{patch}");
-    }
+    grade_attempts(
+        &f,
+        &task,
+        &dir,
+        &[
+            ("fix.patch", "resolved", None),
+            ("half.patch", "partially-resolved", None),
+            (
+                "breaking.patch",
+                "breaking-resolved",
+                Some("tests/test_split.py::test_split_begin_end_semicolons"),
+            ),
+            (
+                "regression.patch",
+                "regression",
+                Some("tests/test_split.py::test_split_begintag"),
+            ),
+        ],
+    );
     f.assert_untouched(&before);
 }
 
@@ -265,38 +288,13 @@ fn ufo_task_derived_from_its_fix_grades_every_attempt() {
         crate::setup::skip("the JavaScript runners are not installed (scripts/jsenv)");
         return;
     };
-    let ufo = |name: &str| root().join("fixtures/projects/ufo-1.6.2").join(name);
-    let f = Fixture::empty();
-    copy_dir(&ufo("tree"), &f.repo);
-    git(&f.repo, &["init", "--quiet"]);
-    git(&f.repo, &["add", "--all"]);
-    git(&f.repo, &["commit", "--quiet", "-m", "ufo 1.6.2"]);
+    let dir = root().join("fixtures/projects/ufo-1.6.2");
+    let f = project("ufo-1.6.2");
     let before = f.snapshot();
     let setup = format!("ln -s {} node_modules", shell_words::quote(&modules));
-    let task = f.scratch.join("task.toml");
-    let run = f.run(&[
-        "derive".as_ref(),
-        "--runner".as_ref(),
-        "vitest".as_ref(),
-        "--setup-cmd".as_ref(),
-        setup.as_ref(),
-        "--gold".as_ref(),
-        ufo("fix.patch").as_os_str(),
-        "--test-patch".as_ref(),
-        ufo("test.patch").as_os_str(),
-        "--out".as_ref(),
-        task.as_os_str(),
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let parsed: toml::Table = toml::from_str(&std::fs::read_to_string(&task).unwrap()).unwrap();
-    let f2p: Vec<&str> = parsed["f2p"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+    let (task, parsed) = derive_task(&f, &dir, "vitest", &["--setup-cmd", &setup]);
     assert_eq!(
-        f2p,
+        strings(&parsed["f2p"]),
         [
             "test/base.test.ts › withBase › \"/admin\" + \"/admin-dashboard\"",
             "test/base.test.ts › withBase › \"/admin/\" + \"/admin-dashboard\"",
@@ -306,27 +304,19 @@ fn ufo_task_derived_from_its_fix_grades_every_attempt() {
     );
     // The setup command went into the task with the lists.
     assert_eq!(parsed["setup_cmd"].as_str(), Some(setup.as_str()));
-
-    for (patch, outcome, broken) in [
-        ("fix.patch", "resolved", None),
-        ("half.patch", "partially-resolved", None),
-        (
-            "regression.patch",
-            "regression",
-            Some("test/base.test.ts › withBase › \"/base/\" + \"https://test.com\""),
-        ),
-    ] {
-        let run = f.run(&CheckArgs::new().task(&task).patch(ufo(patch)).json());
-        let v = run.json();
-        assert_eq!(v["outcome"], outcome, "{patch}: {v:#}");
-        let got: Vec<&str> = v["tests"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|t| t["effect"] == "broken")
-            .map(|t| t["id"].as_str().unwrap())
-            .collect();
-        assert_eq!(got, broken.into_iter().collect::<Vec<_>>(), "{patch}");
-    }
+    grade_attempts(
+        &f,
+        &task,
+        &dir,
+        &[
+            ("fix.patch", "resolved", None),
+            ("half.patch", "partially-resolved", None),
+            (
+                "regression.patch",
+                "regression",
+                Some("test/base.test.ts › withBase › \"/base/\" + \"https://test.com\""),
+            ),
+        ],
+    );
     f.assert_untouched(&before);
 }

@@ -325,10 +325,20 @@ impl<'a> Index<'a> {
             if !seen.insert(id.clone()) {
                 continue;
             }
+            // An id that names nothing is not resolved: that would look for suggestions
+            // across the whole report, once per such id.
+            if self.matches(&id).is_empty() {
+                listed.push(Listed {
+                    status: TestStatus::Missing,
+                    exact: false,
+                    id,
+                });
+                continue;
+            }
             let resolution = self.resolve(&id);
             listed.push(Listed {
                 status: resolution.observation.status,
-                exact: resolution.matches > 0 && !resolution.ambiguous && !resolution.widened,
+                exact: !resolution.ambiguous && !resolution.widened,
                 id,
             });
         }
