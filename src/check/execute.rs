@@ -33,6 +33,7 @@ impl Check {
         let started = Instant::now();
         let mut info = RunInfo {
             dir: keep.then(|| dir.to_path_buf()),
+            seeded: prepared.seeded.as_ref().is_some_and(|s| s.planted),
             ..RunInfo::default()
         };
         let paths = Paths {
@@ -42,8 +43,18 @@ impl Check {
             readonly: vec![plan.source.objects_dir().to_path_buf()],
             hidden: hidden.to_vec(),
         };
-        let setup = self.setup_cmd.is_some();
-        let jail = match Jail::open(&plan.sandbox, paths, self.network, setup).await {
+        // With `--setup-once`, a pool slot that ran this setup on this base keeps its output.
+        let once = self
+            .setup_cmd
+            .as_ref()
+            .filter(|_| self.setup_once)
+            .zip(prepared.lease.as_ref())
+            .map(|(cmd, lease)| (lease, self.setup_key(plan, cmd)));
+        info.setup_reused = once
+            .as_ref()
+            .is_some_and(|(lease, key)| lease.setup_done(key));
+        let setup = self.setup_cmd.as_ref().filter(|_| !info.setup_reused);
+        let jail = match Jail::open(&plan.sandbox, paths, self.network, setup.is_some()).await {
             Ok(jail) => jail,
             Err(e) => {
                 info.duration_ms = ms(started.elapsed());
@@ -64,7 +75,7 @@ impl Check {
             jail: &jail,
         };
         let evidence = async {
-            if let Some(setup) = &self.setup_cmd {
+            if let Some(setup) = setup {
                 let script = with_workdir(setup, &jail.workdir());
                 let setup = runner.spec(script, "setup", true);
                 match runner.run(&setup).await {
@@ -85,6 +96,10 @@ impl Check {
                 if let Err(e) = jail.end_setup().await {
                     let why = format!("the network could not be taken away after setup: {e}");
                     return Err((ErrorCause::SandboxFailed, why));
+                }
+                // Not recorded, the next use runs it again: a slot it cannot be noted in.
+                if let Some((lease, key)) = &once {
+                    let _ = lease.setup_ran(key);
                 }
             }
             let syntax = plan.command.ids();
@@ -143,6 +158,12 @@ impl Check {
 
     /// The environment of the commands: `{workdir}` filled in (as the commands see it), and
     /// the preset's removals unless the user set the variable.
+    /// What a `--setup-once` setup depends on: the command, the base tree, the environment.
+    fn setup_key(&self, plan: &Plan, cmd: &str) -> String {
+        let key = serde_json::to_vec(&(cmd, plan.source.tree.to_string(), &self.env));
+        crate::util::digest::hash(&key.unwrap_or_default())
+    }
+
     pub(super) fn env_for(
         &self,
         plan: &Plan,

@@ -62,6 +62,9 @@ impl Check {
         if let Some(cmd) = &task.setup_cmd {
             check = check.setup_cmd(cmd);
         }
+        if let Some(once) = task.setup_once {
+            check = check.setup_once(once);
+        }
         if let Some(id) = &task.instance_id {
             check = check.instance_id(id);
         }

@@ -19,6 +19,7 @@ mod from_reports;
 mod from_task;
 mod prepare;
 mod race;
+mod seeding;
 
 pub use cache::BaselineCache;
 pub use derive::Derived;
@@ -72,6 +73,7 @@ pub struct Check {
     timeout: Duration,
     env: Vec<(String, String)>,
     setup_cmd: Option<String>,
+    setup_once: bool,
     baseline: bool,
     keep: Option<PathBuf>,
     instance_id: Option<String>,
@@ -101,6 +103,7 @@ impl Check {
             timeout: DEFAULT_TIMEOUT,
             env: Vec::new(),
             setup_cmd: None,
+            setup_once: false,
             baseline: true,
             keep: None,
             instance_id: None,
@@ -187,6 +190,14 @@ impl Check {
     /// before every use.
     pub fn setup_cmd(mut self, cmd: impl Into<String>) -> Check {
         self.setup_cmd = Some(cmd.into());
+        self
+    }
+
+    /// Run the setup command once per pool slot and base tree instead ([`Check::workdir_pool`]):
+    /// for a setup that depends on the base alone (`npm ci` from the base's lock file), whose
+    /// output the slot keeps. Without a pool every checkout is fresh, so it runs every time.
+    pub fn setup_once(mut self, once: bool) -> Check {
+        self.setup_once = once;
         self
     }
 

@@ -2,6 +2,7 @@
 //! baseline, in a temporary run directory or a pool's slot.
 
 use super::Error;
+use super::seeding::{Seeded, Seeding};
 use crate::judge::verdict::ErrorCause;
 use crate::workspace::pool::Lease;
 use crate::workspace::protect::{has_runner_sections, runner_section};
@@ -16,7 +17,7 @@ use std::sync::Arc;
 /// (`patch-failed`), not a failure to prepare.
 pub(super) enum Candidate {
     /// Applied, and ready for its tests.
-    Applied(AppliedCandidate),
+    Applied(Box<AppliedCandidate>),
     /// Did not apply.
     Rejected(ApplyFailure),
 }
@@ -56,12 +57,19 @@ impl Prep {
     }
 }
 
+/// Where a side's checkout is made: its run directory, and the pool or the build seed it
+/// uses.
+pub(super) struct Site<'a> {
+    pub(super) dir: &'a Path,
+    pub(super) pool: Option<&'a WorkdirPool>,
+    pub(super) seeding: Option<&'a Seeding>,
+}
+
 pub(super) fn prepare_candidate(
     source: &Source,
     candidate: &Patch,
     test_patch: Option<&Patch>,
-    dir: &Path,
-    pool: Option<&WorkdirPool>,
+    site: Site<'_>,
     strict: bool,
     protection: &Protection,
 ) -> Result<Candidate, Prep> {
@@ -79,7 +87,7 @@ pub(super) fn prepare_candidate(
     if protection.action == OnProtectedEdit::Reject && !protected.is_empty() {
         return Ok(refuse(&protected));
     }
-    let (checkout, prepared) = create_checkout(source, dir, pool)?;
+    let (checkout, prepared) = create_checkout(source, site)?;
     let applied = match checkout.apply(candidate, if strict { Fit::Exact } else { Fit::Fuzz }) {
         Ok(applied) => applied,
         Err(failure) => return Ok(Candidate::Rejected(failure)),
@@ -101,14 +109,14 @@ pub(super) fn prepare_candidate(
             .map_err(|e| Prep::Checkout(e.to_string()))?;
     }
     let Some(tp) = test_patch else {
-        return Ok(Candidate::Applied(AppliedCandidate {
+        return Ok(Candidate::Applied(Box::new(AppliedCandidate {
             applied,
             protected,
             overridden: Vec::new(),
             caveats: checkout.caveats(),
             hidden: None,
             prepared,
-        }));
+        })));
     };
     // The hidden tests win: test files go back to base whole, code files merge by hunk.
     let hidden =
@@ -116,14 +124,14 @@ pub(super) fn prepare_candidate(
             HiddenError::DoesNotApply(f) => Prep::TestPatch(f),
             other => Prep::Checkout(other.to_string()),
         })?;
-    Ok(Candidate::Applied(AppliedCandidate {
+    Ok(Candidate::Applied(Box::new(AppliedCandidate {
         applied,
         protected,
         overridden: hidden.reset.clone(),
         caveats: checkout.caveats(),
         hidden: Some(hidden),
         prepared,
-    }))
+    })))
 }
 
 /// The candidate's edits inside a runner's section of a file that is not protected as a
@@ -150,29 +158,31 @@ fn runner_sections(checkout: &Checkout, candidate: &Patch) -> Vec<(String, Strin
 pub(super) fn prepare_baseline(
     source: &Source,
     test_patch: Option<&Patch>,
-    dir: &Path,
-    pool: Option<&WorkdirPool>,
+    site: Site<'_>,
 ) -> Result<Prepared, Prep> {
-    let (checkout, prepared) = create_checkout(source, dir, pool)?;
+    let (checkout, prepared) = create_checkout(source, site)?;
     if let Some(tp) = test_patch {
         checkout.apply(tp, Fit::Offset).map_err(Prep::TestPatch)?;
     }
     Ok(prepared)
 }
 
-/// A checkout ready for its tests: where it is, and the pool slot it holds, if any.
+/// A checkout ready for its tests: where it is, the pool slot it holds, if any, and the build
+/// seed it started from.
 pub(super) struct Prepared {
     pub(super) workdir: PathBuf,
     pub(super) lease: Option<Lease>,
+    pub(super) seeded: Option<Seeded>,
 }
 
 /// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
-/// pool.
+/// pool. A fresh checkout gets its build seed before any patch, so that every file a patch
+/// writes is newer than the seed's build.
 pub(super) fn create_checkout(
     source: &Source,
-    dir: &Path,
-    pool: Option<&WorkdirPool>,
+    site: Site<'_>,
 ) -> Result<(Checkout, Prepared), Prep> {
+    let Site { dir, pool, seeding } = site;
     std::fs::create_dir_all(dir).map_err(|e| Prep::Checkout(format!("{}: {e}", dir.display())))?;
     let (checkout, lease) = match pool {
         Some(pool) => pool
@@ -183,9 +193,14 @@ pub(super) fn create_checkout(
             .map(|c| (c, None))
             .map_err(|e| Prep::Checkout(e.to_string()))?,
     };
+    let seeded = match (&lease, seeding) {
+        (None, Some(seeding)) => Some(seeding.plant(&checkout)),
+        _ => None,
+    };
     let prepared = Prepared {
         workdir: checkout.workdir().to_path_buf(),
         lease,
+        seeded,
     };
     Ok((checkout, prepared))
 }

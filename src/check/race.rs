@@ -5,9 +5,10 @@
 use super::cache::{self, BaselineCache};
 use super::execute::Execution;
 use super::prepare::{
-    AppliedCandidate, Candidate, Prep, Prepared, RunRoot, blocking, prepare_baseline,
+    AppliedCandidate, Candidate, Prep, Prepared, RunRoot, Site, blocking, prepare_baseline,
     prepare_candidate,
 };
+use super::seeding::Seeding;
 use super::{Check, Plan};
 use crate::judge::verdict::ErrorCause;
 use crate::run::{Sandbox, process};
@@ -79,19 +80,24 @@ impl Check {
         let prepare_started = Instant::now();
         let cand_dir = root.path().join("candidate");
         let base_dir = root.path().join("baseline");
+        let seeding = self.seeding(plan);
         let cand = blocking(root.clone(), {
-            let (source, tp, dir, pool, strict, protection) = (
+            let (source, tp, dir, pool, seeding, strict, protection) = (
                 plan.source.clone(),
                 plan.test_patch.clone(),
                 cand_dir.clone(),
                 self.pool.clone(),
+                seeding.clone(),
                 self.strict_apply,
                 self.protection.clone(),
             );
             move || {
-                let tp = tp.as_ref();
-                let pool = pool.as_ref();
-                prepare_candidate(&source, &candidate, tp, &dir, pool, strict, &protection)
+                let site = Site {
+                    dir: &dir,
+                    pool: pool.as_ref(),
+                    seeding: seeding.as_ref(),
+                };
+                prepare_candidate(&source, &candidate, tp.as_ref(), site, strict, &protection)
             }
         });
         let keep = self.keep.is_some();
@@ -105,7 +111,7 @@ impl Check {
                 Ok(Candidate::Applied(applied)) => {
                     let run = self.execute(plan, &cand_dir, &applied.prepared, hidden, keep);
                     let run = run.await;
-                    CandidateSide::Ran(Box::new((applied, run)))
+                    CandidateSide::Ran(Box::new((*applied, run)))
                 }
                 Ok(Candidate::Rejected(failure)) => CandidateSide::Rejected(failure),
                 Err(other) => CandidateSide::Failed(other.describe()),
@@ -113,7 +119,7 @@ impl Check {
         };
         let (prepared_tx, prepared_rx) = tokio::sync::oneshot::channel();
         let base_side = async {
-            let source = self.baseline_source(plan, root).await;
+            let source = self.baseline_source(plan, root, seeding.as_ref()).await;
             let _ = prepared_tx.send(match &source {
                 BaselineSource::Run {
                     prepared: Err(e), ..
@@ -129,11 +135,24 @@ impl Check {
                 BaselineSource::Run {
                     prepared: Ok(prepared),
                     store,
-                } => BaselineSide::Ran {
-                    run: self.execute(plan, &base_dir, &prepared, hidden, keep).await,
-                    store,
-                    _prepared: prepared,
-                },
+                } => {
+                    let run = self.execute(plan, &base_dir, &prepared, hidden, keep).await;
+                    if let (Some(seeding), Some(seeded)) = (&seeding, &prepared.seeded) {
+                        let touched = plan.test_patch.as_ref().map(|p| p.files().to_vec());
+                        let (seeding, workdir) = (seeding.clone(), prepared.workdir.clone());
+                        let seeded = seeded.clone();
+                        let _ = blocking(root.clone(), move || {
+                            seeding.save(&seeded, &workdir, &touched.unwrap_or_default());
+                            Ok(())
+                        })
+                        .await;
+                    }
+                    BaselineSide::Ran {
+                        run,
+                        store,
+                        _prepared: prepared,
+                    }
+                }
             }
         };
         tokio::pin!(cand_side, base_side);
@@ -204,7 +223,12 @@ impl Check {
 
     /// The baseline: skipped, read from the cache, or a prepared checkout to run (and to store,
     /// holding the entry's lock so that one task's concurrent checks run it once).
-    async fn baseline_source(&self, plan: &Plan, root: &Arc<RunRoot>) -> BaselineSource {
+    async fn baseline_source(
+        &self,
+        plan: &Plan,
+        root: &Arc<RunRoot>,
+        seeding: Option<&Seeding>,
+    ) -> BaselineSource {
         if !self.baseline {
             return BaselineSource::Skipped;
         }
@@ -246,14 +270,20 @@ impl Check {
                 });
             }
         }
-        let (source, tp, dir, pool) = (
+        let (source, tp, dir, pool, seeding) = (
             plan.source.clone(),
             plan.test_patch.clone(),
             root.path().join("baseline"),
             self.pool.clone(),
+            seeding.cloned(),
         );
         let prepared = blocking(root.clone(), move || {
-            prepare_baseline(&source, tp.as_ref(), &dir, pool.as_ref())
+            let site = Site {
+                dir: &dir,
+                pool: pool.as_ref(),
+                seeding: seeding.as_ref(),
+            };
+            prepare_baseline(&source, tp.as_ref(), site)
         })
         .await;
         BaselineSource::Run { prepared, store }

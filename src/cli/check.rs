@@ -158,6 +158,10 @@ pub struct TaskArgs {
     /// --workdir-pool slot before every use ({workdir} expands).
     #[arg(long, value_name = "CMD")]
     setup_cmd: Option<String>,
+    /// Run --setup-cmd once per --workdir-pool slot and base commit, not before every use
+    /// (for a setup that depends on the base only, such as `npm ci`).
+    #[arg(long)]
+    setup_once: bool,
     /// Run the tests on the unpatched base too, so P2P tests broken there are not blamed.
     #[arg(long, value_enum, default_value = "run")]
     baseline: Baseline,
@@ -316,6 +320,7 @@ pub(super) fn build(args: TaskArgs) -> Result<(Check, Option<PathBuf>)> {
         p2p,
         env,
         setup_cmd: args.setup_cmd,
+        setup_once: args.setup_once.then_some(true),
         ..args.command.layer()?
     };
     let defaults = TaskFile {

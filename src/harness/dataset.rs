@@ -160,6 +160,8 @@ pub struct RepoConfig {
     pub env: BTreeMap<String, String>,
     /// Setup command.
     pub setup_cmd: Option<String>,
+    /// Run the setup command once per pool slot and base (`--setup-once`).
+    pub setup_once: Option<bool>,
     /// Per-command timeout (`"30m"`, or seconds).
     pub timeout: Option<toml::Value>,
 }
@@ -234,6 +236,7 @@ impl RepoConfig {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             setup_cmd: self.setup_cmd.clone(),
+            setup_once: self.setup_once,
             // Checked when the config was loaded.
             timeout: self.timeout.as_ref().and_then(|t| timeout_of(t).ok()),
             ..TaskFile::default()

@@ -347,6 +347,14 @@ pub struct RunInfo {
     /// The baseline was read from the cache, not run (its other fields are the stored run's).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// Its fresh checkout started from a trusted baseline's build output (a build seed), so
+    /// that its build was incremental, not cold.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seeded: bool,
+    /// The setup command was not run: it had run in this pool slot on this base already
+    /// (`--setup-once`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub setup_reused: bool,
 }
 
 /// Wall-clock times in milliseconds.

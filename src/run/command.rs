@@ -4,6 +4,7 @@
 use super::preset::Preset;
 use crate::observe::IdSyntax;
 use crate::util::list::dedup;
+use crate::workspace::BuildDir;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -56,6 +57,14 @@ impl TestCommand {
     /// The preset it is, or whose ids and environment handling it keeps.
     pub fn preset_of(&self) -> Option<Preset> {
         self.preset
+    }
+
+    /// The preset's build directories and lock files ([`Preset::build_dirs`]), when the
+    /// command is the preset's own: a custom command may build elsewhere.
+    pub fn build_dirs(&self) -> (&'static [BuildDir], &'static [&'static str]) {
+        self.preset
+            .filter(|p| p.template() == self.template.as_str())
+            .map_or((&[], &[]), |p| p.build_dirs())
     }
 
     /// The preset's version probe, when the command is the preset's own: a custom command may

@@ -4,6 +4,7 @@
 use crate::observe::ids::{IdSyntax, JsFlavor};
 use crate::util::list::dedup;
 use crate::util::names::Named;
+use crate::workspace::BuildDir;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::str::FromStr;
@@ -46,6 +47,27 @@ pub enum Preset {
 /// the workspace, so baseline and candidate sharing one target directory run each other's
 /// test binaries and read each other's reports (seen: a real fix graded `no-op`).
 const NEXTEST: &str = "CARGO_TARGET_DIR=\"$PWD/target\"; export CARGO_TARGET_DIR; unset CARGO_BUILD_TARGET_DIR; printf '[profile.patchgrade]\\nfail-fast = false\\n[profile.patchgrade.junit]\\npath = \"junit.xml\"\\n' > {junit}.toml && rm -f target/nextest/patchgrade/junit.xml; cargo nextest run --no-tests=pass --tool-config-file patchgrade:{junit}.toml --profile patchgrade {tests}; status=$?; cp target/nextest/patchgrade/junit.xml {junit}; exit $status";
+
+/// Go's build cache goes with the checkout, inside its `.git` (so no test sees it in the tree):
+/// the user's may be read only (it is in a sandbox, and go will not build without a writable
+/// cache), and one cache written by every run would let a candidate's tests plant entries that
+/// a later baseline's build takes as its own. A fresh checkout starts from a trusted
+/// baseline's copy ([`Preset::build_dirs`]).
+const GO: &str = "GOCACHE=\"$PWD/.git/patchgrade/go-build\"; export GOCACHE; gotestsum --junitfile {junit} -- -count=1 {tests} ./...";
+
+/// cargo's build output, the crate's own artefacts judged fresh by file times.
+const CARGO_TARGET: &[BuildDir] = &[BuildDir {
+    path: "target",
+    by_mtime: true,
+    skip: &["nextest"],
+}];
+
+/// Go's build cache, content-addressed.
+const GO_CACHE: &[BuildDir] = &[BuildDir {
+    path: ".git/patchgrade/go-build",
+    by_mtime: false,
+    skip: &[],
+}];
 
 /// jest-junit's defaults join describe titles and test name with spaces and write no file:
 /// this configuration keeps them apart, so ids match exactly. The files come first because
@@ -101,7 +123,7 @@ impl Preset {
                 "python -m pytest -p no:cacheprovider --rootdir={workdir} --junitxml={junit} {tests}"
             }
             Preset::Nextest => NEXTEST,
-            Preset::Go => "gotestsum --junitfile {junit} -- -count=1 {tests} ./...",
+            Preset::Go => GO,
             Preset::Jest => JEST,
             Preset::Vitest => {
                 "npx vitest run --reporter=default --reporter=junit --outputFile.junit={junit} {tests}"
@@ -118,6 +140,18 @@ impl Preset {
             Preset::Phpunit => "phpunit --log-junit {junit} {tests}",
             Preset::Maven => MAVEN,
             Preset::Gradle => GRADLE,
+        }
+    }
+
+    /// The build output the preset's command keeps in the checkout, which a fresh checkout
+    /// may start from (see [`crate::workspace::seed`]), and the lock files whose content
+    /// decides which dependencies it holds. Presets whose build output is elsewhere or not
+    /// reused (Python, JavaScript, CMake's `build/`, Maven and Gradle) have none.
+    pub fn build_dirs(self) -> (&'static [BuildDir], &'static [&'static str]) {
+        match self {
+            Preset::Nextest => (CARGO_TARGET, &["Cargo.lock"]),
+            Preset::Go => (GO_CACHE, &["go.sum"]),
+            _ => (&[], &[]),
         }
     }
 

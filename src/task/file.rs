@@ -55,6 +55,8 @@ pub struct TaskFile {
     pub env: Vec<(String, String)>,
     /// Setup command.
     pub setup_cmd: Option<String>,
+    /// Run the setup command once per pool slot and base, not before every run.
+    pub setup_once: Option<bool>,
     /// Where the commands run: `auto`, `none`, `bwrap`, `docker`, `podman`.
     pub sandbox: Option<String>,
     /// The container image the commands run in.
@@ -165,6 +167,7 @@ impl TaskFile {
             retries: self.retries.or(below.retries),
             env,
             setup_cmd: self.setup_cmd.or(below.setup_cmd),
+            setup_once: self.setup_once.or(below.setup_once),
             sandbox: self.sandbox.or(below.sandbox),
             image: self.image.or(below.image),
             image_workdir: self.image_workdir.or(below.image_workdir),

@@ -266,6 +266,48 @@ impl Checkout {
         Some(blob.content().to_vec())
     }
 
+    /// The base tree's id.
+    pub fn base_tree(&self) -> Result<Oid, CheckoutError> {
+        self.repo
+            .find_commit(self.commit)
+            .map(|c| c.tree_id())
+            .map_err(|e| self.error(e.message().to_string()))
+    }
+
+    /// The base tree's regular files whose content is the same in `other` (a tree of the same
+    /// repository): what a build made from `other` saw as it is here.
+    pub fn unchanged_since(&self, other: Oid) -> Result<Vec<String>, CheckoutError> {
+        let fail = |e: git2::Error| self.error(e.message().to_string());
+        let base = self
+            .repo
+            .find_commit(self.commit)
+            .and_then(|c| c.tree())
+            .map_err(fail)?;
+        let other = self.repo.find_tree(other).map_err(fail)?;
+        let mut same = Vec::new();
+        base.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if [0o100644, 0o100755].contains(&entry.filemode())
+                && let Ok(name) = entry.name()
+            {
+                let path = format!("{dir}{name}");
+                let there = other.get_path(Path::new(&path));
+                if there.is_ok_and(|t| t.id() == entry.id() && t.filemode() == entry.filemode()) {
+                    same.push(path);
+                }
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(fail)?;
+        Ok(same)
+    }
+
+    fn error(&self, reason: String) -> CheckoutError {
+        CheckoutError {
+            dir: self.workdir.clone(),
+            reason,
+        }
+    }
+
     /// The checkout's root.
     pub fn workdir(&self) -> &Path {
         &self.workdir

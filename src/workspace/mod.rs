@@ -17,6 +17,7 @@
 //! - [`guard`]: paths a patch may not write (outside the tree, beyond a symbolic link).
 //! - [`protect`]: [`Protection`], test and CI paths a candidate should not edit.
 //! - [`pool`]: [`WorkdirPool`], checkouts kept and reset between runs.
+//! - [`seed`]: [`SeedStore`], a trusted run's build output copied into fresh checkouts.
 
 pub mod apply;
 pub mod checkout;
@@ -28,6 +29,7 @@ pub mod merge;
 pub mod patch;
 pub mod pool;
 pub mod protect;
+pub mod seed;
 pub mod wrapper;
 
 pub use apply::{Applied, ApplyFailure, ApplyStrategy, Fit, MovedHunk, OverriddenHunk};
@@ -36,4 +38,5 @@ pub use hidden::{Hidden, HiddenError};
 pub use patch::{Patch, PatchError};
 pub use pool::WorkdirPool;
 pub use protect::{OnProtectedEdit, Protection};
+pub use seed::{BuildDir, SeedStore};
 pub use wrapper::Wrapper;

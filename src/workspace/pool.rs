@@ -7,6 +7,7 @@
 //! DIR/<repository>/slot-<n>/        a checkout (its own `.git`, borrowing the repository's objects)
 //! DIR/<repository>/slot-<n>.lock    held (flock) by the run using the slot
 //! DIR/<repository>/slot-<n>.touched the paths patches touched there, NUL-separated
+//! DIR/<repository>/slot-<n>.setup   the setup that ran there once (`--setup-once`), by key
 //! ```
 //!
 //! A run takes the first slot whose lock it can get, or makes a new one; the lock is released
@@ -26,6 +27,8 @@ pub struct WorkdirPool {
 #[derive(Debug)]
 pub struct Lease {
     _lock: File,
+    /// Where the slot records the setup that ran in it (beside it, out of its tests' reach).
+    setup: PathBuf,
 }
 
 impl Lease {
@@ -35,6 +38,16 @@ impl Lease {
     pub fn lock_fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;
         self._lock.as_raw_fd()
+    }
+
+    /// Whether the setup `key` names has run in this slot since it was made.
+    pub fn setup_done(&self, key: &str) -> bool {
+        fs::read_to_string(&self.setup).is_ok_and(|done| done == key)
+    }
+
+    /// Record that the setup `key` names ran in this slot and succeeded.
+    pub fn setup_ran(&self, key: &str) -> std::io::Result<()> {
+        crate::util::atomic::write(&self.setup, key.as_bytes())
     }
 }
 
@@ -82,7 +95,10 @@ impl WorkdirPool {
             // Beside the slot, not in it: nothing a test runs in the slot reaches it there
             // by the slot's own paths.
             let record = repo_dir.join(format!("slot-{n}.touched"));
-            let lease = Lease { _lock: lock };
+            let lease = Lease {
+                _lock: lock,
+                setup: repo_dir.join(format!("slot-{n}.setup")),
+            };
             if slot.join(".git").is_dir()
                 && let Ok(checkout) = Checkout::reuse(source, &slot, &record)
             {
@@ -92,10 +108,13 @@ impl WorkdirPool {
             if slot.exists() {
                 fs::remove_dir_all(&slot).map_err(|e| fail(&slot, e))?;
             }
-            // A new slot starts with no record: what an old one touched is gone with it.
-            match fs::remove_file(&record) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(&record, e)),
-                _ => {}
+            // A new slot starts with no records: what an old one touched, and what its setup
+            // installed, are gone with it.
+            for old in [&record, &lease.setup] {
+                match fs::remove_file(old) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(old, e)),
+                    _ => {}
+                }
             }
             return Checkout::create(source, &slot).map(|c| (c.recorded(record), lease));
         }

@@ -366,3 +366,54 @@ fn a_reset_never_writes_through_a_link_a_test_put_in_place_of_the_tree() {
         );
     }
 }
+
+/// `--setup-once`: the setup runs in a slot once per base commit, and the slot keeps what it
+/// installed; a new base runs it again. Without the flag it runs before every use.
+#[test]
+fn a_setup_once_runs_once_per_slot_and_base() {
+    crate::setup::require_pytest();
+    let f = Fixture::with_files(&[
+        (".gitignore", "deps/\n"),
+        ("m.py", "def f():\n    return 1\n"),
+        (
+            "test_m.py",
+            "def test_installed_once():\n    assert open('deps/count').read() == 'x\\n'\n",
+        ),
+    ]);
+    let harmless = f.diff_of("harmless.diff", &[("notes.txt", "n\n")]);
+    let pool = f.scratch.join("pool");
+    let run = |once: bool| -> Value {
+        let mut args = CheckArgs::new()
+            .runner("pytest")
+            .json()
+            .args(&["--no-cache", "--baseline", "skip"])
+            .flag("--workdir-pool", &pool)
+            .flag("--setup-cmd", "mkdir -p deps && echo x >> deps/count")
+            .patch(&harmless)
+            .p2p("test_m.py::test_installed_once");
+        if once {
+            args = args.arg("--setup-once");
+        }
+        f.run(&args).json()
+    };
+    let status =
+        |v: &Value| crate::setup::graded(v, "test_m.py::test_installed_once")["status"].clone();
+    let reused = |v: &Value| v["runs"]["candidate"]["setup_reused"] == true;
+    for n in 0..3 {
+        let v = run(true);
+        assert_eq!(status(&v), "passed", "use {n}: {v:#}");
+        assert_eq!(reused(&v), n > 0, "use {n}: {v:#}");
+    }
+    f.commit(&[("m.py", "def f():\n    return 2\n")], "new base");
+    let v = run(true);
+    assert!(!reused(&v), "{v:#}");
+    assert_eq!(
+        status(&v),
+        "failed",
+        "the setup ran again on the new base: {v:#}"
+    );
+    // Without the flag the setup runs again in the same slot.
+    let v = run(false);
+    assert!(!reused(&v), "{v:#}");
+    assert_eq!(slots(&pool).len(), 1);
+}

@@ -4,7 +4,7 @@
 //! merge with the candidate hunk by hunk instead of replacing its file. sqlparse (pytest)
 //! and ufo (vitest) are graded through tasks `derive` writes from their real fixes.
 
-use crate::setup::{CheckArgs, Fixture, copy_dir, git, graded, root};
+use crate::setup::{CheckArgs, Fixture, copy_dir, git, graded, require_bwrap, root};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -319,4 +319,161 @@ fn ufo_task_derived_from_its_fix_grades_every_attempt() {
         ],
     );
     f.assert_untouched(&before);
+}
+
+/// The build seeds of the fixture's cache: name → every file's bytes.
+fn seeds(f: &Fixture) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let dir = f.cache_home().join("patchgrade/builds");
+    let mut files = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.clone()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_none_or(|e| e != "lock") {
+                let bytes = std::fs::read(&path).unwrap();
+                files.insert(path.strip_prefix(&dir).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    files
+}
+
+fn seeded(v: &serde_json::Value, side: &str) -> bool {
+    v["runs"][side]["seeded"] == true
+}
+
+/// A fresh checkout starts from a trusted baseline's build (a build seed), and builds what
+/// differs from it: the candidate's code, and a base that changed since the seed was built,
+/// even in files the candidate does not touch.
+#[test]
+fn fresh_checkouts_start_from_a_baselines_build_and_rebuild_what_differs() {
+    if !require_bwrap() {
+        return;
+    }
+    let f = repo();
+    // The first check has no seed; its baseline, run in the sandbox, leaves one.
+    let v = check(&f, "fix.patch", "test.patch");
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    assert!(!seeded(&v, "candidate") && !seeded(&v, "baseline"), "{v:#}");
+    let saved = seeds(&f);
+    assert!(
+        saved.keys().any(|p| p.ends_with("manifest.json")),
+        "{saved:?}"
+    );
+    // The next candidates start from it, and their own code is what runs.
+    let v = check(&f, "regression.patch", "test.patch");
+    assert!(seeded(&v, "candidate"), "{v:#}");
+    assert_eq!(v["outcome"], "regression", "{v:#}");
+    assert_eq!(graded(&v, P2P[0])["effect"], "broken", "{v:#}");
+    let v = check(&f, "fix.patch", "test.patch");
+    assert!(seeded(&v, "candidate"), "{v:#}");
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+}
+
+/// A crate whose library and its test live apart: a change to the library at a new base
+/// commit must be rebuilt even though the candidate touches neither file and a seed holds
+/// the old library, fresh by cargo's rules were its source's time taken as the seed saw it.
+#[test]
+fn a_seed_never_stands_for_a_file_that_changed_since_it_was_built() {
+    if !require_bwrap() {
+        return;
+    }
+    let f = Fixture::with_files(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"seeded\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        ),
+        (
+            "Cargo.lock",
+            "version = 3\n\n[[package]]\nname = \"seeded\"\nversion = \"0.1.0\"\n",
+        ),
+        ("src/lib.rs", "pub fn value() -> u32 {\n    1\n}\n"),
+        (
+            "tests/value.rs",
+            "#[test]\nfn value_is_one() {\n    assert_eq!(seeded::value(), 1);\n}\n",
+        ),
+        ("NOTES", "notes\n"),
+    ]);
+    let notes = edit_patch(&f, "NOTES", |t| format!("{t}more\n"));
+    let grade = |more: &[&str]| {
+        let run = f.run(
+            &CheckArgs::new()
+                .runner("nextest")
+                .patch(&notes)
+                .p2p_all(["seeded::value value_is_one"])
+                .args(more)
+                .json(),
+        );
+        let v = run.json();
+        assert!(v["error"].is_null(), "{v:#}\n{}", run.stderr);
+        v
+    };
+    let v = grade(&[]);
+    assert_eq!(
+        graded(&v, "seeded::value value_is_one")["status"],
+        "passed",
+        "{v:#}"
+    );
+    f.commit(
+        &[("src/lib.rs", "pub fn value() -> u32 {\n    2\n}\n")],
+        "two",
+    );
+    let v = grade(&["--baseline", "skip"]);
+    assert!(seeded(&v, "candidate"), "{v:#}");
+    assert_eq!(
+        graded(&v, "seeded::value value_is_one")["status"],
+        "failed",
+        "{v:#}"
+    );
+}
+
+/// A patch of `file` made with git itself against the current base: `edit` of its text.
+fn edit_patch(f: &Fixture, file: &str, edit: impl FnOnce(&str) -> String) -> PathBuf {
+    let path = f.repo.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, edit(&text)).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["diff"])
+        .current_dir(&f.repo)
+        .output()
+        .unwrap();
+    std::fs::write(&path, text).unwrap();
+    let patch = f.scratch.join(format!("{}.diff", file.replace('/', "_")));
+    std::fs::write(&patch, out.stdout).unwrap();
+    patch
+}
+
+/// What a candidate's tests write into their build directory stays in their checkout: the
+/// seed a later check starts from is byte for byte the baseline's.
+#[test]
+fn a_candidate_cannot_write_into_the_build_seed() {
+    if !require_bwrap() {
+        return;
+    }
+    let f = repo();
+    let v = check(&f, "fix.patch", "test.patch");
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    let saved = seeds(&f);
+    assert!(!saved.is_empty());
+    // A test that overwrites every file of the target directory it was built in.
+    let poison = "\n#[test]\nfn poison() {\n    fn walk(d: &std::path::Path) {\n        for e in std::fs::read_dir(d).unwrap().flatten() {\n            let p = e.path();\n            if p.is_dir() { walk(&p) } else { let _ = std::fs::write(&p, b\"poison\"); }\n        }\n    }\n    walk(std::path::Path::new(env!(\"CARGO_TARGET_DIR\")));\n}\n";
+    let patch = edit_patch(&f, "src/lib.rs", |t| format!("{t}{poison}"));
+    let run = f.run(
+        &CheckArgs::new()
+            .runner("nextest")
+            .patch(&patch)
+            .p2p_all(["httparse poison"])
+            .args(&["--baseline", "skip"])
+            .json(),
+    );
+    let v = run.json();
+    assert!(seeded(&v, "candidate"), "{v:#}\n{}", run.stderr);
+    assert_eq!(graded(&v, "httparse poison")["status"], "passed", "{v:#}");
+    assert_eq!(seeds(&f), saved, "the seed changed");
+    // And the next check still starts from it and grades right.
+    let v = check(&f, "regression.patch", "test.patch");
+    assert!(seeded(&v, "candidate"), "{v:#}");
+    assert_eq!(v["outcome"], "regression", "{v:#}");
 }

@@ -4,7 +4,7 @@
 //! sandboxes; CI installs them (`scripts/images` builds the image).
 
 use crate::setup::{
-    CheckArgs, Fixture, graded, have_runner, processes_with, wait_for_processes, warning,
+    CheckArgs, Fixture, graded, processes_with, require_bwrap, wait_for_processes, warning,
 };
 use serde_json::Value;
 use std::path::PathBuf;
@@ -47,10 +47,6 @@ with open(junit, "w") as f:
 
 const README_EDIT: &str =
     "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\n-x\n+y\n";
-
-fn require_bwrap() -> bool {
-    have_runner("bwrap")
-}
 
 /// Whether `engine` answers and holds the test image; a skip, unless CI says every runner
 /// must be there.

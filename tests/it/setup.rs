@@ -366,6 +366,11 @@ pub fn have_runner(program: &str) -> bool {
     found
 }
 
+/// Whether bubblewrap is here, for the tests of what only a sandboxed run does.
+pub fn require_bwrap() -> bool {
+    have_runner("bwrap")
+}
+
 /// Skip the running test because something it needs is absent: a failure when CI says every
 /// runner must be there (`PATCHGRADE_ALL_RUNNERS`); otherwise said on stderr and recorded in
 /// `PATCHGRADE_SKIP_LOG`, which `scripts/test` lists at the end, so a skip never passes for a

@@ -30,6 +30,26 @@ const BASE: &[&str] = &[
     "/var/tmp",
 ];
 
+/// Where the checkout is seen inside: one path for every run, as a container's `/testbed`, so
+/// that what a build records of its own directory (rustc's incremental cache depends on it)
+/// is the same in the baseline that left a build seed and in the candidate that starts from it.
+pub(super) const WORKDIR: &str = "/tmp/testbed";
+
+/// The checkout's path inside: [`WORKDIR`], unless the run's own directories are under it
+/// (a `--keep` there), where it stays at its own path.
+pub(super) fn workdir_inside(paths: &Paths) -> PathBuf {
+    let inside = Path::new(WORKDIR);
+    let clash = [&paths.out, &paths.scripts]
+        .into_iter()
+        .chain(&paths.readonly)
+        .any(|p| p.starts_with(inside) || inside.starts_with(p));
+    if clash {
+        paths.workdir.clone()
+    } else {
+        inside.to_path_buf()
+    }
+}
+
 /// Whether bwrap runs here, probed once per process.
 pub(super) fn available() -> Result<(), String> {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
@@ -82,8 +102,8 @@ pub(super) fn path_tools(path: &std::ffi::OsStr, hidden: &[PathBuf]) -> Vec<Path
     found
 }
 
-/// The command line running `sh script` in `cwd`, confined.
-pub(super) fn argv(paths: &Paths, script: &Path, cwd: &Path, network: bool) -> Vec<OsString> {
+/// The command line running `sh script` in the checkout, confined.
+pub(super) fn argv(paths: &Paths, script: &Path, network: bool) -> Vec<OsString> {
     let mut argv: Vec<OsString> = vec!["bwrap".into()];
     argv.extend(BASE.iter().map(OsString::from));
     if !network {
@@ -106,12 +126,13 @@ pub(super) fn argv(paths: &Paths, script: &Path, cwd: &Path, network: bool) -> V
     for dir in &paths.readonly {
         argv.extend(["--ro-bind".into(), dir.into(), dir.into()]);
     }
-    for dir in [&paths.workdir, &paths.out] {
-        argv.extend(["--bind".into(), dir.into(), dir.into()]);
-    }
+    argv.extend(["--bind".into(), (&paths.workdir).into()]);
+    argv.push(workdir_inside(paths).into());
+    argv.extend(["--bind".into(), (&paths.out).into(), (&paths.out).into()]);
     argv.extend(["--ro-bind".into(), paths.scripts.clone().into()]);
     argv.push(paths.scripts.clone().into());
-    argv.extend(["--chdir".into(), cwd.into(), "--".into(), "sh".into()]);
+    argv.extend(["--chdir".into(), workdir_inside(paths).into()]);
+    argv.extend(["--".into(), "sh".into()]);
     argv.push(script.into());
     argv
 }
@@ -159,14 +180,16 @@ mod tests {
     #[test]
     fn hidden_dirs_come_before_the_binds_that_bring_this_run_back() {
         let p = paths();
-        let argv = words(&argv(&p, Path::new("/s/test.sh"), &p.workdir, false));
+        let argv = words(&argv(&p, Path::new("/s/test.sh"), false));
         let at = |w: &[&str]| {
             argv.windows(w.len())
                 .position(|x| x == w)
                 .unwrap_or_else(|| panic!("{w:?} not in {argv:?}"))
         };
         let pool = at(&["--tmpfs", "/pool"]);
-        let slot = at(&["--bind", "/pool/abc/slot-0", "/pool/abc/slot-0"]);
+        // The checkout is seen at one path in every run.
+        let slot = at(&["--bind", "/pool/abc/slot-0", WORKDIR]);
+        assert!(at(&["--chdir", WORKDIR]) > slot);
         assert!(at(&["--tmpfs", "/pool/abc"]) > pool && pool < slot);
         let (out, scripts) = (p.out.to_str().unwrap(), p.scripts.to_str().unwrap());
         assert!(at(&["--tmpfs", "/tmp"]) < at(&["--bind", out, out]));
@@ -177,7 +200,15 @@ mod tests {
         assert!(!argv.iter().any(|a| a == "/tmp/patchgrade-x"));
         assert!(argv.contains(&"--unshare-net".to_string()));
         assert_eq!(&argv[argv.len() - 3..], ["--", "sh", "/s/test.sh"]);
-        let open = words(&super::argv(&p, Path::new("/s/t.sh"), &p.workdir, true));
+        let open = words(&super::argv(&p, Path::new("/s/t.sh"), true));
         assert!(!open.contains(&"--unshare-net".to_string()));
+    }
+
+    #[test]
+    fn the_checkout_keeps_its_own_path_where_the_run_is_under_the_fixed_one() {
+        let mut p = paths();
+        assert_eq!(workdir_inside(&p), Path::new(WORKDIR));
+        p.out = Path::new(WORKDIR).join("candidate/out");
+        assert_eq!(workdir_inside(&p), p.workdir);
     }
 }

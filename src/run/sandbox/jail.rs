@@ -93,7 +93,8 @@ impl Jail {
     pub fn workdir(&self) -> PathBuf {
         match &self.inside {
             Inside::Container(image, _) => image.workdir.clone(),
-            Inside::Host | Inside::Bwrap => self.paths.workdir.clone(),
+            Inside::Bwrap => bwrap::workdir_inside(&self.paths),
+            Inside::Host => self.paths.workdir.clone(),
         }
     }
 
@@ -125,7 +126,7 @@ impl Jail {
                 (argv, (Vec::new(), Vec::new()))
             }
             Inside::Bwrap => {
-                let argv = bwrap::argv(&self.paths, &file, &self.paths.workdir, network);
+                let argv = bwrap::argv(&self.paths, &file, network);
                 (argv, env)
             }
             Inside::Host => (vec!["sh".into(), file.clone().into()], env),

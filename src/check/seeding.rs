@@ -1,0 +1,116 @@
+//! Build seeds for a check's fresh checkouts: which seed (its key), planted into the
+//! candidate's and the baseline's checkouts, and saved from a baseline whose build is trusted.
+//!
+//! The key is the repository, the command, the environment given, where it runs (a container's
+//! image, or the host) and the content of the runner's lock files (`Cargo.lock`, `go.sum`).
+//! The toolchain is not probed for it: cargo and go record their compiler's version in what
+//! they build and rebuild under another, so a seed from an older toolchain costs a build, never
+//! a wrong one. A pool's slots keep their own build output and get no seed.
+
+use super::{Check, Plan};
+use crate::run::Sandbox;
+use crate::util::digest::hash;
+use crate::workspace::{BuildDir, Checkout, SeedStore};
+use serde::Serialize;
+use std::path::Path;
+
+/// Bumped when what the key covers changes.
+const VERSION: u32 = 1;
+
+/// How a check's fresh checkouts use build seeds.
+#[derive(Debug, Clone)]
+pub(super) struct Seeding {
+    store: SeedStore,
+    /// Everything in the key but the lock files, which are read from each checkout's base.
+    key: String,
+    dirs: &'static [BuildDir],
+    locks: &'static [&'static str],
+    /// Whether a baseline's build may be saved: only in a sandbox, where the candidate's code
+    /// could not reach the baseline's checkout.
+    save: bool,
+}
+
+/// A checkout's seed: which one, and whether it was planted.
+#[derive(Debug, Clone)]
+pub(super) struct Seeded {
+    name: String,
+    tree: Option<git2::Oid>,
+    pub(super) planted: bool,
+}
+
+#[derive(Serialize)]
+struct Key<'a> {
+    version: u32,
+    objects: String,
+    template: &'a str,
+    env: &'a [(String, String)],
+    /// `host`, or the container image's id.
+    place: String,
+}
+
+impl Check {
+    /// The build seeds this plan's checkouts use, if any: with a cache, without a pool, for a
+    /// preset's own command that keeps build output.
+    pub(super) fn seeding(&self, plan: &Plan) -> Option<Seeding> {
+        let cache = self.cache.as_ref()?;
+        if self.pool.is_some() {
+            return None;
+        }
+        let (dirs, locks) = plan.command.build_dirs();
+        if dirs.is_empty() {
+            return None;
+        }
+        let objects = std::fs::canonicalize(plan.source.objects_dir())
+            .unwrap_or_else(|_| plan.source.objects_dir().to_path_buf());
+        let key = Key {
+            version: VERSION,
+            objects: objects.to_string_lossy().into_owned(),
+            template: plan.command.template().as_str(),
+            env: &self.env,
+            place: match &plan.sandbox {
+                Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
+                _ => "host".into(),
+            },
+        };
+        Some(Seeding {
+            store: SeedStore::new(cache.dir().join("builds")),
+            key: serde_json::to_string(&key).unwrap_or_default(),
+            dirs,
+            locks,
+            save: plan.sandbox != Sandbox::None,
+        })
+    }
+}
+
+impl Seeding {
+    /// Plant the seed for `checkout` (fresh, nothing run in it yet). A seed that cannot be
+    /// planted is no seed: the build starts cold.
+    pub(super) fn plant(&self, checkout: &Checkout) -> Seeded {
+        let mut key = self.key.clone().into_bytes();
+        for lock in self.locks {
+            key.push(0);
+            key.extend(checkout.base_bytes(lock).unwrap_or_default());
+        }
+        let name = hash(&key);
+        let planted = self
+            .store
+            .plant(&name, checkout, self.dirs)
+            .unwrap_or(false);
+        Seeded {
+            name,
+            tree: checkout.base_tree().ok(),
+            planted,
+        }
+    }
+
+    /// Keep a baseline's build output as its key's seed, once its tests have run in
+    /// `workdir`; `touched` are the test patch's files. Saving is best effort: a seed only
+    /// saves time.
+    pub(super) fn save(&self, seeded: &Seeded, workdir: &Path, touched: &[String]) {
+        if let (true, Some(tree)) = (self.save, seeded.tree) {
+            let _ = self
+                .store
+                .save(&seeded.name, workdir, tree, touched, self.dirs);
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Build seeds: a trusted run's build output (cargo's `target/`, Go's build cache), kept and
+//! copied into later fresh checkouts, so that their builds start warm instead of cold.
+//!
+//! ```text
+//! DIR/<name>/manifest.json   what the seed was built from: base tree, paths patches changed
+//! DIR/<name>/<build dir>/…   the build output, file times kept
+//! DIR/<name>.lock            shared while a seed is copied out, exclusive while it is replaced
+//! ```
+//!
+//! Only a trusted run may save one (a baseline, sandboxed, in a checkout nothing else used):
+//! a seed is copied, never linked, so what a test writes in its copy stays in its checkout.
+//!
+//! Build tools that decide freshness by file times (cargo for the crate's own sources) would
+//! see every file of a fresh checkout as newer than the seed and rebuild everything. So after
+//! planting, the tracked files whose content is what the seed was built from get an old time
+//! ([`SETTLED`]); every other file keeps its checkout time, later than any seed, and so does
+//! every file a patch writes after: what differs is rebuilt, what is the same is not.
+
+use super::checkout::Checkout;
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Bumped when a seed's layout or meaning changes; older seeds are then ignored.
+const VERSION: u32 = 1;
+
+/// The time given to files that are as the seed saw them: 2000-01-01, before any seed.
+pub const SETTLED: Duration = Duration::from_secs(946_684_800);
+
+/// Build output a runner keeps under the checkout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildDir {
+    /// Where, relative to the checkout's root.
+    pub path: &'static str,
+    /// Whether the tool compares file times (so unchanged sources must look old).
+    pub by_mtime: bool,
+    /// Entries directly under it that are never kept (reports, not build output).
+    pub skip: &'static [&'static str],
+}
+
+/// What a seed was built from.
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    version: u32,
+    /// The base tree of the checkout it was built in.
+    tree: String,
+    /// Paths that patches changed there before the build (the test patch's files).
+    touched: Vec<String>,
+}
+
+/// Why a seed could not be saved or planted. Neither is fatal to a check: a seed only saves
+/// time, so the caller goes on cold.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SeedError {
+    /// Reading or writing a file.
+    #[error("build seed {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// Reading the checkout's trees.
+    #[error("build seed: {0}")]
+    Checkout(#[from] super::checkout::CheckoutError),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SeedError + '_ {
+    move |source| SeedError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A directory of build seeds, by name (the caller's key).
+#[derive(Debug, Clone)]
+pub struct SeedStore {
+    dir: PathBuf,
+}
+
+impl SeedStore {
+    /// Seeds in `dir` (created on first save).
+    pub fn new(dir: impl Into<PathBuf>) -> SeedStore {
+        SeedStore { dir: dir.into() }
+    }
+
+    /// Keep `dirs` of the checkout in `workdir`, of base tree `tree`, as the seed `name`,
+    /// replacing an older one. `touched` are the paths patches changed there before its
+    /// build. Returns whether there was anything to keep.
+    pub fn save(
+        &self,
+        name: &str,
+        workdir: &Path,
+        tree: git2::Oid,
+        touched: &[String],
+        dirs: &[BuildDir],
+    ) -> Result<bool, SeedError> {
+        let present: Vec<&BuildDir> = dirs
+            .iter()
+            .filter(|d| workdir.join(d.path).is_dir())
+            .collect();
+        if present.is_empty() {
+            return Ok(false);
+        }
+        fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let fresh = tempfile::Builder::new()
+            .prefix(&format!(".{name}.new-"))
+            .tempdir_in(&self.dir)
+            .map_err(io(&self.dir))?;
+        for d in present {
+            copy_tree(&workdir.join(d.path), &fresh.path().join(d.path), d.skip)?;
+        }
+        let manifest = Manifest {
+            version: VERSION,
+            tree: tree.to_string(),
+            touched: touched.to_vec(),
+        };
+        let path = fresh.path().join("manifest.json");
+        let json = serde_json::to_vec(&manifest).map_err(|e| io(&path)(e.into()))?;
+        fs::write(&path, json).map_err(io(&path))?;
+        // Swapped in under the exclusive lock, so no plant copies from a half-removed seed.
+        let _lock = self.lock(name, true)?;
+        let target = self.dir.join(name);
+        if target.exists() {
+            fs::remove_dir_all(&target).map_err(io(&target))?;
+        }
+        let kept = fresh.keep();
+        fs::rename(&kept, &target).map_err(io(&target))?;
+        Ok(true)
+    }
+
+    /// Copy the seed `name` into `checkout`, a fresh one nothing has run in yet, and settle
+    /// the times of the files it saw as they are. Build dirs the checkout already has are
+    /// left alone. Returns whether a seed was planted. On an error the planted copies are
+    /// removed again, so the checkout is as fresh as before.
+    pub fn plant(
+        &self,
+        name: &str,
+        checkout: &Checkout,
+        dirs: &[BuildDir],
+    ) -> Result<bool, SeedError> {
+        let seed = self.dir.join(name);
+        if !seed.join("manifest.json").is_file() {
+            return Ok(false);
+        }
+        let _lock = self.lock(name, false)?;
+        let path = seed.join("manifest.json");
+        // A seed that cannot be read (an older layout, a torn write) is no seed.
+        let manifest: Option<Manifest> = fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let Some((manifest, tree)) = manifest
+            .filter(|m| m.version == VERSION)
+            .and_then(|m| git2::Oid::from_str(&m.tree).ok().map(|t| (m, t)))
+        else {
+            return Ok(false);
+        };
+        let mut planted = Vec::new();
+        let result = (|| {
+            for d in dirs {
+                let (from, to) = (seed.join(d.path), checkout.workdir().join(d.path));
+                if from.is_dir() && fs::symlink_metadata(&to).is_err() {
+                    planted.push(to.clone());
+                    copy_tree(&from, &to, &[])?;
+                }
+            }
+            if planted.is_empty() {
+                return Ok(false);
+            }
+            if dirs.iter().any(|d| d.by_mtime) {
+                settle(checkout, tree, &manifest.touched)?;
+            }
+            Ok(true)
+        })();
+        if result.is_err() {
+            for dir in planted {
+                let _ = fs::remove_dir_all(dir);
+            }
+        }
+        result
+    }
+
+    fn lock(&self, name: &str, exclusive: bool) -> Result<File, SeedError> {
+        let path = self.dir.join(format!("{name}.lock"));
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        if exclusive {
+            file.lock()
+        } else {
+            file.lock_shared()
+        }
+        .map_err(io(&path))?;
+        Ok(file)
+    }
+}
+
+/// Give the tracked files that are as the seed's build saw them the settled time.
+fn settle(checkout: &Checkout, tree: git2::Oid, touched: &[String]) -> Result<(), SeedError> {
+    let settled = File::options();
+    let time = SystemTime::UNIX_EPOCH + SETTLED;
+    for path in checkout.unchanged_since(tree)? {
+        if touched.contains(&path) {
+            continue;
+        }
+        let full = checkout.workdir().join(&path);
+        // A tracked link is not in the list; a path through one cannot be in a fresh tree.
+        let file = settled.clone().read(true).open(&full).map_err(io(&full))?;
+        file.set_modified(time).map_err(io(&full))?;
+    }
+    Ok(())
+}
+
+/// Copy the regular files under `from` to `to`, with their modes and modification times;
+/// links and other special files are left out, and so are the entries named in `skip` just
+/// under `from`. `std::fs::copy` uses `copy_file_range`, which the kernel turns into a
+/// reflink where the file system has them.
+fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<(), SeedError> {
+    fs::create_dir_all(to).map_err(io(to))?;
+    for entry in fs::read_dir(from).map_err(io(from))? {
+        let entry = entry.map_err(io(from))?;
+        if skip.iter().any(|s| entry.file_name() == *s) {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().map_err(io(&src))?;
+        if kind.is_dir() {
+            copy_tree(&src, &dst, &[])?;
+        } else if kind.is_file() {
+            fs::copy(&src, &dst).map_err(io(&src))?;
+            let modified = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .map_err(io(&src))?;
+            File::options()
+                .write(true)
+                .open(&dst)
+                .and_then(|f| f.set_modified(modified))
+                .map_err(io(&dst))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_files_with_their_times_and_leaves_out_links_and_skipped_entries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let from = tmp.path().join("from");
+        fs::create_dir_all(from.join("debug/deps")).unwrap();
+        fs::create_dir_all(from.join("nextest")).unwrap();
+        fs::write(from.join("debug/deps/a"), "a").unwrap();
+        fs::write(from.join("nextest/junit.xml"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", from.join("debug/link")).unwrap();
+        let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        File::options()
+            .write(true)
+            .open(from.join("debug/deps/a"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let to = tmp.path().join("to");
+        copy_tree(&from, &to, &["nextest"]).unwrap();
+        let meta = fs::metadata(to.join("debug/deps/a")).unwrap();
+        assert_eq!(meta.modified().unwrap(), old);
+        assert_eq!(fs::read(to.join("debug/deps/a")).unwrap(), b"a");
+        assert!(!to.join("nextest").exists());
+        assert!(fs::symlink_metadata(to.join("debug/link")).is_err());
+    }
+}
