@@ -9,7 +9,10 @@ use crate::report;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ErrorData, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router,
+};
 use serde::Deserialize;
 
 /// How the server answers.
@@ -65,6 +68,7 @@ impl Server {
     async fn check_patch(
         &self,
         Parameters(args): Parameters<CheckPatchArgs>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let mut check = self.task.clone().patch("patch", args.patch);
         // A list the call gives replaces that list alone; the other stays the task's.
@@ -75,7 +79,15 @@ impl Server {
             check = check.replace_p2p(p2p);
         }
         // Bad input is the caller's to fix: a tool error it can read, not a protocol error.
-        let mut verdict = match check.run().await {
+        // A cancelled call (`notifications/cancelled`, or the server shutting down) drops the
+        // check: its process groups are killed and its checkouts removed, as for `check`.
+        let run = tokio::select! {
+            run = check.run() => run,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        let mut verdict = match run {
             Ok(v) => v,
             Err(e) => {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(

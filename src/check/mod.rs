@@ -336,6 +336,13 @@ impl Check {
         self.conclude(&plan, draft, raced, started)
     }
 
+    /// Check the task's inputs (repository, base, test patch, ids, command, sandbox) and run
+    /// nothing: what a server does when it starts, so that a bad task is said once, at start,
+    /// and not at every call.
+    pub fn validate_task(&self) -> Result<(), Error> {
+        self.validate().map(|_| ())
+    }
+
     /// Check every input before anything is created.
     fn validate(&self) -> Result<Plan, Error> {
         let (f2p, p2p) = validate_ids(&self.f2p, &self.p2p)?;

@@ -199,8 +199,12 @@ pub async fn mcp(args: McpArgs) -> ExitCode {
         redact_f2p: args.redact_f2p,
         max_bytes: args.max_bytes,
     };
-    let served = match build(args.task) {
-        Ok((task, _)) => patchgrade::mcp::serve(patchgrade::mcp::Server::new(task, options))
+    let task = build(args.task).and_then(|(task, _)| {
+        task.validate_task()?;
+        Ok(task)
+    });
+    let served = match task {
+        Ok(task) => patchgrade::mcp::serve(patchgrade::mcp::Server::new(task, options))
             .await
             .map_err(anyhow::Error::from),
         Err(e) => Err(e),

@@ -80,7 +80,8 @@ async fn dispatch() -> ExitCode {
     match cli.command {
         Command::Check(args) => stoppable(check::check(*args)).await,
         Command::Grade(args) => check::grade(*args),
-        Command::Mcp(args) => check::mcp(*args).await,
+        // A signal drops the server, and with it every call's checks (see `stoppable`).
+        Command::Mcp(args) => stoppable(check::mcp(*args)).await,
         Command::Batch(args) => {
             stoppable(async {
                 match harness::batch(*args).await {

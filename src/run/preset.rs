@@ -69,6 +69,21 @@ const GO_CACHE: &[BuildDir] = &[BuildDir {
     skip: &[],
 }];
 
+/// Gradle's build output and its project cache (which holds the checkout's own user home
+/// in a sandbox, with its compiled build scripts): Gradle hashes its inputs.
+const GRADLE_BUILD: &[BuildDir] = &[
+    BuildDir {
+        path: "build",
+        by_mtime: false,
+        skip: &["test-results"],
+    },
+    BuildDir {
+        path: ".gradle",
+        by_mtime: false,
+        skip: &[],
+    },
+];
+
 /// jest-junit's defaults join describe titles and test name with spaces and write no file:
 /// this configuration keeps them apart, so ids match exactly. The files come first because
 /// `--reporters` takes every argument after it as another reporter. The cache goes with the
@@ -146,11 +161,13 @@ impl Preset {
     /// The build output the preset's command keeps in the checkout, which a fresh checkout
     /// may start from (see [`crate::workspace::seed`]), and the lock files whose content
     /// decides which dependencies it holds. Presets whose build output is elsewhere or not
-    /// reused (Python, JavaScript, CMake's `build/`, Maven and Gradle) have none.
+    /// reused (Python, JavaScript, CMake's `build/`) have none, and so has Maven: a seeded
+    /// `target/` was measured no faster, its time being Maven's own start and plugins.
     pub fn build_dirs(self) -> (&'static [BuildDir], &'static [&'static str]) {
         match self {
             Preset::Nextest => (CARGO_TARGET, &["Cargo.lock"]),
             Preset::Go => (GO_CACHE, &["go.sum"]),
+            Preset::Gradle => (GRADLE_BUILD, &["build.gradle", "build.gradle.kts"]),
             _ => (&[], &[]),
         }
     }

@@ -223,10 +223,19 @@ struct Client {
 }
 
 impl Client {
+    /// A server for the example task.
     fn start(f: &Fixture, extra: &[&str]) -> Client {
+        let task = task();
+        let mut args = vec!["--task", &task, "--repo", "."];
+        args.extend(extra);
+        Client::spawn(f, &args)
+    }
+
+    /// A server for the task these arguments give.
+    fn spawn(f: &Fixture, args: &[&str]) -> Client {
         let mut child = Command::new(BIN)
-            .args(["mcp", "--task", &task(), "--repo", "."])
-            .args(extra)
+            .arg("mcp")
+            .args(args)
             .env("TMPDIR", &f.tmp)
             .env("XDG_CACHE_HOME", f.cache_home())
             .current_dir(&f.repo)
@@ -329,6 +338,18 @@ fn mcp_check_patch_over_stdio() {
         result["structuredContent"]["outcome"], "no-breakage",
         "{result:#}"
     );
+
+    // One list given replaces that list alone: the task's P2P ids still grade the regression.
+    let result = client.request(
+        "tools/call",
+        json!({"name": "check_patch", "arguments": {
+            "patch": diff, "f2p": ["tests/test_errors.py::test_divide_by_zero_raises"]}}),
+    );
+    assert_eq!(
+        result["structuredContent"]["outcome"], "regression",
+        "{result:#}"
+    );
+    assert_eq!(result["structuredContent"]["f2p"]["total"], 1, "{result:#}");
 
     // Bad input is a tool error the agent can read, and the server keeps serving.
     let result = client.request(
@@ -453,4 +474,114 @@ fn submit_hook_grades_the_working_tree_and_blocks_a_regression() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("ready to submit"), "{stdout}");
+}
+
+/// How an MCP server is stopped in the middle of a call.
+#[derive(Clone, Copy, PartialEq)]
+enum Stop {
+    Term,
+    StdinClosed,
+    Cancelled,
+}
+
+/// Stop a server while a call's tests hang (both runs, each with a grandchild): no test
+/// process survives, no checkout is left, and a cancelled call leaves the server serving.
+fn mcp_stopped_mid_call(stop: Stop) {
+    let tag = match stop {
+        Stop::Term => "mcp-term",
+        Stop::StdinClosed => "mcp-eof",
+        Stop::Cancelled => "mcp-cancel",
+    };
+    let (f, patch, marker, cmd) = crate::setup::hanging(tag);
+    let before = f.snapshot();
+    let mut client = Client::spawn(&f, &["--repo", ".", "--test-cmd", &cmd, "--p2p", "t"]);
+    initialize(&mut client);
+    let diff = std::fs::read_to_string(&patch).unwrap();
+    client.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+        "params": {"name": "check_patch", "arguments": {"patch": diff}}}));
+    crate::setup::wait_for_processes(&marker, "time.sleep", 2);
+    // The tests' processes, not the server, whose own command line holds the marker too.
+    let tests = || -> Vec<String> {
+        crate::setup::processes_with(&marker)
+            .into_iter()
+            .filter(|p| !p.contains(" mcp "))
+            .collect()
+    };
+    let gone = || {
+        let started = std::time::Instant::now();
+        while !tests().is_empty() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "processes survived: {:?}",
+                tests()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    match stop {
+        Stop::Term => {
+            let pid = client.child.id().to_string();
+            let killed = Command::new("kill").args(["-TERM", &pid]).status();
+            assert!(killed.unwrap().success());
+            let status = client.child.wait().unwrap();
+            assert_eq!(status.code(), Some(143));
+        }
+        Stop::StdinClosed => {
+            let status = client.finish();
+            assert!(status.success(), "{status:?}");
+        }
+        Stop::Cancelled => {
+            client.send(
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 99, "reason": "the agent moved on"}}),
+            );
+            gone();
+            // The server is still there for the next call.
+            let tools = client.request("tools/list", json!({}));
+            assert_eq!(tools["tools"][0]["name"], "check_patch");
+            assert!(client.finish().success());
+        }
+    }
+    gone();
+    f.assert_untouched(&before);
+}
+
+#[test]
+fn mcp_sigterm_mid_call_kills_the_tests_and_removes_the_checkouts() {
+    mcp_stopped_mid_call(Stop::Term);
+}
+
+#[test]
+fn mcp_stdin_closed_mid_call_kills_the_tests_and_removes_the_checkouts() {
+    mcp_stopped_mid_call(Stop::StdinClosed);
+}
+
+#[test]
+fn mcp_cancelled_call_kills_its_tests_and_the_server_goes_on() {
+    mcp_stopped_mid_call(Stop::Cancelled);
+}
+
+/// A task that cannot be graded is said when the server starts, in one line, exit 2.
+#[test]
+fn mcp_checks_the_task_when_it_starts() {
+    let f = Fixture::calc();
+    let out = Command::new(BIN)
+        .args([
+            "mcp",
+            "--repo",
+            "no-such-dir",
+            "--runner",
+            "pytest",
+            "--p2p",
+            "t",
+        ])
+        .current_dir(&f.repo)
+        .env("TMPDIR", &f.tmp)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no-such-dir"), "{stderr}");
 }

@@ -69,7 +69,7 @@ fn grade(case: Case) {
     );
     // The runners that keep build output start from the first check's sandboxed baseline's
     // build, and still see the regression.
-    if ["go", "nextest"].contains(&case.runner) && v["isolation"]["sandbox"] != "none" {
+    if ["go", "nextest", "gradle"].contains(&case.runner) && v["isolation"]["sandbox"] != "none" {
         assert_eq!(v["runs"]["candidate"]["seeded"], true, "{v:#}");
     }
     let broken: Vec<_> = v["tests"]
