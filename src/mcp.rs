@@ -22,19 +22,40 @@ pub struct Options {
     pub redact_f2p: bool,
     /// Size bound of the feedback text.
     pub max_bytes: usize,
+    /// Leave the verdict's JSON out of the text content (it stays the structured content).
+    pub feedback_only: bool,
 }
 
 /// The arguments of `check_patch`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = no_default)]
 pub struct CheckPatchArgs {
     /// The candidate patch: a unified diff (`git diff` output) against the task's base.
     pub patch: String,
     /// Fail-to-pass test ids, replacing the task's (its pass-to-pass ids stay).
-    #[serde(default)]
+    // Typed as a plain array: clients that read `["array", "null"]` send the value as a string.
+    #[schemars(with = "Vec<String>", default = "no_ids")]
     pub f2p: Option<Vec<String>>,
     /// Pass-to-pass test ids, replacing the task's (its fail-to-pass ids stay).
-    #[serde(default)]
+    #[schemars(with = "Vec<String>", default = "no_ids")]
     pub p2p: Option<Vec<String>>,
+}
+
+/// Makes the lists optional in the schema; [`no_default`] takes the value it implies out.
+fn no_ids() -> Vec<String> {
+    Vec::new()
+}
+
+/// The lists have no default in the schema: a client that fills in defaults would send `[]`,
+/// which replaces the task's list with none, where leaving it out keeps the task's.
+fn no_default(schema: &mut schemars::Schema) {
+    if let Some(props) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        for list in ["f2p", "p2p"] {
+            if let Some(prop) = props.get_mut(list).and_then(|p| p.as_object_mut()) {
+                prop.remove("default");
+            }
+        }
+    }
 }
 
 /// The MCP server: one task, one tool.
@@ -58,6 +79,14 @@ impl Server {
 
     /// Grade a patch against the task.
     #[tool(
+        title = "Check a patch",
+        annotations(
+            title = "Check a patch",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
         description = "Grade a candidate patch against the task's tests before submitting it: \
                        applies it to a clean checkout, runs the tests with and without it, and \
                        returns what to fix (tests the patch broke, target tests still failing, \
@@ -100,10 +129,14 @@ impl Server {
         }
         let json = serde_json::to_value(&verdict)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut result = CallToolResult::success(vec![
-            ContentBlock::text(report::feedback(&verdict, self.options.max_bytes)),
-            ContentBlock::text(report::json(&verdict)),
-        ]);
+        let mut content = vec![ContentBlock::text(report::feedback(
+            &verdict,
+            self.options.max_bytes,
+        ))];
+        if !self.options.feedback_only {
+            content.push(ContentBlock::text(report::json(&verdict)));
+        }
+        let mut result = CallToolResult::success(content);
         result.structured_content = Some(json);
         Ok(result)
     }
@@ -122,11 +155,74 @@ impl ServerHandler for Server {
 }
 
 /// Serve on stdin/stdout until the client closes the connection.
+///
+/// The lines go through a filter on their way in: a line that is not JSON gets the JSON-RPC
+/// parse error (-32700, id null) that the specification asks for, where the transport alone
+/// would drop it unanswered. One task writes stdout, so no two messages interleave.
 pub async fn serve(server: Server) -> std::io::Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    const BUFFER: usize = 1 << 16;
+    let (to_server, server_in) = tokio::io::duplex(BUFFER);
+    let (server_out, from_server) = tokio::io::duplex(BUFFER);
+    let (errors_tx, mut errors_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let reader = tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut to_server = to_server;
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if serde_json::from_str::<serde::de::IgnoredAny>(&line).is_err() {
+                let _ = errors_tx.send(parse_error());
+                continue;
+            }
+            let framed = format!("{line}\n");
+            if to_server.write_all(framed.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        // Dropping the pipe is the end of input for the server.
+    });
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut from_server = BufReader::new(from_server).lines();
+        let mut errors_open = true;
+        loop {
+            let line = tokio::select! {
+                line = from_server.next_line() => match line {
+                    Ok(Some(line)) => line,
+                    _ => break,
+                },
+                error = errors_rx.recv(), if errors_open => match error {
+                    Some(error) => error,
+                    None => {
+                        errors_open = false;
+                        continue;
+                    }
+                },
+            };
+            let framed = format!("{line}\n");
+            if stdout.write_all(framed.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve((server_in, server_out))
         .await
         .map_err(std::io::Error::other)?;
-    running.waiting().await.map_err(std::io::Error::other)?;
-    Ok(())
+    let quit = running.waiting().await.map_err(std::io::Error::other);
+    reader.abort();
+    let _ = writer.await;
+    quit.map(|_| ())
+}
+
+/// The JSON-RPC 2.0 answer to a line that is not JSON.
+fn parse_error() -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32700, "message": "Parse error: the line is not JSON"}
+    })
+    .to_string()
 }

@@ -128,6 +128,10 @@ pub struct McpArgs {
     /// Withhold the F2P ids and messages (hidden tests) from the agent, keeping their counts.
     #[arg(long)]
     redact_f2p: bool,
+    /// Answer with the feedback text only: the verdict stays in the structured content, and
+    /// the agent's context does not get its JSON as a second text block.
+    #[arg(long)]
+    feedback_only: bool,
 }
 
 /// What is graded against: everything but the candidate patch.
@@ -198,6 +202,7 @@ pub async fn mcp(args: McpArgs) -> ExitCode {
     let options = patchgrade::mcp::Options {
         redact_f2p: args.redact_f2p,
         max_bytes: args.max_bytes,
+        feedback_only: args.feedback_only,
     };
     let task = build(args.task).and_then(|(task, _)| {
         task.validate_task()?;

@@ -309,6 +309,35 @@ fn mcp_check_patch_over_stdio() {
         json!(["patch"]),
         "{tool:#}"
     );
+    // Plain arrays with no default (a client filling in `[]` would drop the task's list).
+    for list in ["f2p", "p2p"] {
+        let prop = &tool["inputSchema"]["properties"][list];
+        assert_eq!(prop["type"], "array", "{tool:#}");
+        assert!(prop.get("default").is_none(), "{tool:#}");
+    }
+    assert_eq!(tool["title"], "Check a patch");
+    let hints = &tool["annotations"];
+    assert_eq!(
+        (
+            &hints["readOnlyHint"],
+            &hints["idempotentHint"],
+            &hints["openWorldHint"]
+        ),
+        (&json!(true), &json!(true), &json!(false)),
+        "{tool:#}"
+    );
+
+    // A line that is not JSON gets JSON-RPC's parse error, and the server goes on.
+    {
+        let stdin = client.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "this is not JSON").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        client.out.read_line(&mut line).unwrap();
+        let error: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
+        assert_eq!(error["error"]["code"], -32700, "{error:#}");
+        assert!(error["id"].is_null(), "{error:#}");
+    }
 
     let diff = std::fs::read_to_string(patch("regression")).unwrap();
     let result = client.request(
@@ -367,6 +396,29 @@ fn mcp_check_patch_over_stdio() {
 
     assert!(client.finish().success());
     f.assert_untouched(&before);
+}
+
+/// `--feedback-only`: the text is the feedback alone; the verdict is the structured content.
+#[test]
+fn mcp_feedback_only_leaves_the_json_text_out() {
+    let f = Fixture::calc();
+    let mut client = Client::start(&f, &["--feedback-only"]);
+    initialize(&mut client);
+    let diff = std::fs::read_to_string(patch("regression")).unwrap();
+    let result = client.request(
+        "tools/call",
+        json!({"name": "check_patch", "arguments": {"patch": diff}}),
+    );
+    let content = result["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{result:#}");
+    assert!(
+        content[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Regression: ")
+    );
+    assert_eq!(result["structuredContent"]["outcome"], "regression");
+    assert!(client.finish().success());
 }
 
 #[test]
