@@ -109,6 +109,8 @@ impl Check {
                 Vec::new(),
             );
         }
+        draft.patch.protected_edits_reverted =
+            !protected.is_empty() && self.protection.action == OnProtectedEdit::Revert;
         draft.patch.protected_edits = protected;
         draft.patch.overridden_files = overridden;
         if let Some(hidden) = hidden {

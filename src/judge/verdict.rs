@@ -188,6 +188,10 @@ pub struct PatchInfo {
     /// reverted, by `--on-protected-edit`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protected_edits: Vec<String>,
+    /// Those edits were put back to base before the tests ran (`--on-protected-edit revert`),
+    /// so they were not part of what was graded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub protected_edits_reverted: bool,
     /// With `fuzzy`: each hunk that moved (`offset` lines) or ignored context (`fuzz`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moved_hunks: Vec<MovedHunk>,

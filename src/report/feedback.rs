@@ -23,7 +23,8 @@ const ERROR_BYTES: usize = 1500;
 /// The feedback text, at most `max_bytes` long.
 pub fn feedback(v: &Verdict, max_bytes: usize) -> String {
     let mut out = Budget::new(max_bytes);
-    out.push(&format!("{}.\n", v.summary));
+    // The outcome line is there whatever the bound: cut, never dropped.
+    out.first_line(&format!("{}.\n", v.summary), v.outcome.name());
     match v.outcome {
         Outcome::Error => {
             if let Some(e) = &v.error {
@@ -40,6 +41,20 @@ pub fn feedback(v: &Verdict, max_bytes: usize) -> String {
             }
         }
         _ => tests(&mut out, v),
+    }
+    if !v.patch.protected_edits.is_empty() {
+        let files = v.patch.protected_edits.join(", ");
+        out.push(&if v.patch.protected_edits_reverted {
+            format!(
+                "\nYour edits to {files} were not graded: they are tests or their configuration, \
+                 and were put back before the tests ran. Fix the code, not the tests.\n"
+            )
+        } else {
+            format!(
+                "\nYour patch edits {files}, which are tests or their configuration: graders \
+                 expect the fix in the code, and may not accept edits there.\n"
+            )
+        });
     }
     if !v.patch.overridden_files.is_empty() {
         out.push(&format!(
@@ -79,7 +94,7 @@ fn tests(out: &mut Budget, v: &Verdict) {
         .filter(|t| !(redacted && t.group == Group::F2p))
         .partition(|t| t.base_status == Some(TestStatus::Missing));
     if !absent.is_empty() {
-        let ids: Vec<&str> = absent.iter().map(|t| t.id.as_str()).collect();
+        let ids: Vec<String> = absent.iter().map(|t| with_suggestions(t)).collect();
         out.push(&format!(
             "\n{} target test(s) are in no report, at base either: the task's id is wrong or the \
              test does not exist; not caused by your patch: {}\n",
@@ -128,7 +143,19 @@ fn tests(out: &mut Budget, v: &Verdict) {
     }
 }
 
-/// Tests with the same message and location, listed once.
+/// The id, and the ids the report has that it may have meant. Only for ids in no report at
+/// all: a test missing after the patch is usually one its file's import error hid, and what
+/// the report does have then (the file) is no better name for it.
+fn with_suggestions(t: &GradedTest) -> String {
+    if t.did_you_mean.is_empty() {
+        t.id.clone()
+    } else {
+        format!("{} (did you mean {}?)", t.id, t.did_you_mean.join(", "))
+    }
+}
+
+/// Tests with the same message and location, listed once. When a group's message does not
+/// fit the bound any more, its ids still do: the agent learns which tests, if not why.
 fn groups(out: &mut Budget, tests: &[&GradedTest], patched: &[String]) {
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
     for t in tests {
@@ -161,7 +188,7 @@ fn groups(out: &mut Budget, tests: &[&GradedTest], patched: &[String]) {
         if ids.len() > IDS_PER_GROUP {
             head.push_str(&format!(" and {} more", ids.len() - IDS_PER_GROUP));
         }
-        if !out.push(&format!("  - {head}\n{text}")) {
+        if !out.push(&format!("  - {head}\n{text}")) && !out.push(&format!("  - {head}\n")) {
             out.push_note(&format!("  ({} more not shown)\n", groups.len() - i));
             return;
         }
@@ -287,6 +314,22 @@ impl Budget {
         }
     }
 
+    /// The first line, whatever the bound: cut to it, but never shorter than `keep` (the
+    /// outcome's name), so the agent always learns the outcome.
+    fn first_line(&mut self, line: &str, keep: &str) {
+        let room = self.max.saturating_sub(self.reserve);
+        if line.len() <= room {
+            self.text.push_str(line);
+        } else {
+            // `truncate` adds an ellipsis of 3 bytes; the newline is one more.
+            let cut = room.saturating_sub(4).max(keep.len() + 1);
+            self.text.push_str(&truncate(line.trim_end(), cut));
+            self.text.push('\n');
+        }
+        // What is pushed after must still fit the bound.
+        self.max = self.max.max(self.text.len());
+    }
+
     fn push(&mut self, part: &str) -> bool {
         if self.text.len() + part.len() + self.reserve > self.max {
             return false;
@@ -302,8 +345,7 @@ impl Budget {
     }
 
     fn finish(self) -> String {
-        // Only the first line can exceed a tiny bound on its own.
-        truncate(&self.text, self.max.saturating_sub(3))
+        self.text
     }
 }
 

@@ -95,6 +95,94 @@ fn feedback_is_bounded() {
     assert!(text.contains("more not shown"), "{text}");
 }
 
+/// The outcome line is there at any bound, cut but never dropped.
+#[test]
+fn feedback_always_has_the_outcome() {
+    let f = Fixture::calc();
+    for bound in ["1", "12", "40"] {
+        let run = f.run(
+            &CheckArgs::new()
+                .task(task())
+                .repo(".")
+                .patch(patch("regression"))
+                .format("feedback")
+                .flag("--max-bytes", bound),
+        );
+        assert!(
+            run.stdout.starts_with("Regression"),
+            "{bound}: {}",
+            run.stdout
+        );
+        assert_eq!(run.stdout.lines().count(), 1, "{bound}: {}", run.stdout);
+    }
+}
+
+/// Where a test's message no longer fits, its id still does.
+#[test]
+fn feedback_keeps_ids_before_dropping_entries() {
+    let f = Fixture::calc();
+    let feedback = |bound: usize| {
+        f.run(
+            &CheckArgs::new()
+                .task(task())
+                .repo(".")
+                .patch(patch("regression"))
+                .format("feedback")
+                .flag("--max-bytes", bound.to_string()),
+        )
+        .stdout
+    };
+    let full = feedback(4096);
+    let entry = "  - tests/test_calc.py::test_sub\n";
+    let end = full.find(entry).expect("the broken test") + entry.len();
+    // Room for the entry's id, and 40 bytes kept for the closing note, but not its message.
+    let text = feedback(end + 40 + 4);
+    assert!(text.contains(entry), "{text}");
+    assert!(!text.contains("assert -2 == 2"), "{text}");
+}
+
+/// Protected edits are said; a task's id that names no test says what it may have meant.
+#[test]
+fn feedback_says_protected_edits_and_did_you_mean() {
+    let f = Fixture::calc();
+    let edit = f.diff_of(
+        "tests.diff",
+        &[(
+            "tests/test_calc.py",
+            &format!(
+                "{}\n# mine\n",
+                std::fs::read_to_string(f.repo.join("tests/test_calc.py")).unwrap()
+            ),
+        )],
+    );
+    let run = |extra: &[&str]| {
+        f.run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .patch(&edit)
+                .format("feedback")
+                .f2p("tests/test_calc.py::test_ad")
+                .p2p("tests/test_calc.py::test_sub")
+                .args(extra),
+        )
+        .stdout
+    };
+    let reverted = run(&["--on-protected-edit", "revert"]);
+    assert!(
+        reverted.contains("Your edits to tests/test_calc.py were not graded"),
+        "{reverted}"
+    );
+    assert!(
+        reverted.contains("tests/test_calc.py::test_ad (did you mean tests/test_calc.py::test_add"),
+        "{reverted}"
+    );
+    let kept = run(&["--on-protected-edit", "warn"]);
+    assert!(
+        kept.contains("Your patch edits tests/test_calc.py, which are tests"),
+        "{kept}"
+    );
+}
+
 #[test]
 fn p2p_only_is_about_breakage_never_resolved() {
     let f = Fixture::calc();
