@@ -614,6 +614,54 @@ fn submit_hook_grades_the_working_tree_and_blocks_a_regression() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("ready to submit"), "{stdout}");
+
+    // The agent commits its fix and adds a binary file: the hook grades everything since the
+    // task's base (not the new HEAD, which would be an empty patch), the binary file with its
+    // content.
+    let base = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&f.repo)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let example_task = std::fs::read_to_string(task()).unwrap();
+    let hidden = crate::setup::example("patches/hidden-tests.diff");
+    let pinned = f.scratch_file(
+        "pinned.toml",
+        &format!(
+            "base = \"{}\"\n{}",
+            base.trim(),
+            example_task.replace(
+                "\"patches/hidden-tests.diff\"",
+                &format!("\"{}\"", hidden.display())
+            )
+        ),
+    );
+    crate::setup::git(&f.repo, &["add", "--all"]);
+    crate::setup::git(&f.repo, &["commit", "--quiet", "-m", "the agent's fix"]);
+    std::fs::write(f.repo.join("logo.bin"), b"\x89PNG\0\0binary").unwrap();
+    let before = f.snapshot();
+    let out = Command::new("bash")
+        .arg(&hook)
+        .env("PATCHGRADE_TASK", &pinned)
+        .env("PATH", &path)
+        .env("TMPDIR", &f.tmp)
+        .env("XDG_CACHE_HOME", f.cache_home())
+        .current_dir(&f.repo)
+        .output()
+        .expect("hook runs");
+    f.assert_untouched(&before);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("Resolved: "), "{stdout}");
 }
 
 /// How an MCP server is stopped in the middle of a call.
