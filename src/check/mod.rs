@@ -296,6 +296,17 @@ impl Check {
         if let Some(wrapper) = candidate.wrapper() {
             draft.warn(WarningKind::WrappedPatch, wrapped(wrapper), Vec::new());
         }
+        if !candidate.binary_without_data().is_empty() {
+            let files = candidate.binary_without_data().join(", ");
+            draft.warn(
+                WarningKind::BinaryNotApplied,
+                format!(
+                    "not applied, the patch says only that they differ (`Binary files … \
+                     differ`, no data; `git diff --binary` writes it): {files}"
+                ),
+                Vec::new(),
+            );
+        }
         draft.isolation = plan.sandbox.isolation(self.network);
         if plan.sandbox == Sandbox::None {
             let why = match Sandbox::why_bwrap_is_unavailable() {

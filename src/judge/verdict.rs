@@ -283,6 +283,9 @@ pub enum WarningKind {
     /// The candidate came wrapped in a Markdown fence or an HTML `<pre>` block, which was
     /// taken off (and HTML escapes decoded) before it was applied.
     WrappedPatch,
+    /// Entries of the patch that say `Binary files … differ` with no binary data: nothing
+    /// could be applied for those files, which the message names; the rest was applied.
+    BinaryNotApplied,
     /// The candidate edits protected paths (`patch.protected_edits`).
     ProtectedEdit,
     /// The repository has submodules; the checkout leaves them empty.

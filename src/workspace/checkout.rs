@@ -253,12 +253,7 @@ impl Checkout {
     /// A regular file's bytes in the base tree (`None` when the base has no such file, or a
     /// link or directory there).
     pub fn base_bytes(&self, path: &str) -> Option<Vec<u8>> {
-        let tree = self
-            .repo
-            .find_commit(self.commit)
-            .and_then(|c| c.tree())
-            .ok()?;
-        let entry = tree.get_path(Path::new(path)).ok()?;
+        let entry = self.base_entry(path)?;
         if ![0o100644, 0o100755].contains(&entry.filemode()) {
             return None;
         }
@@ -317,6 +312,9 @@ impl Checkout {
     /// every file's new content before writing any), then, as far as `fit` allows, by context
     /// search ([`super::fuzzy`]).
     pub fn apply(&self, patch: &Patch, fit: Fit) -> Result<Applied, ApplyFailure> {
+        // A new file written as a change from nothing (`--- a/F`, `@@ -0,0 …`): git makes it.
+        let created = patch.with_creations(|p| fs::symlink_metadata(self.workdir.join(p)).is_ok());
+        let patch = created.as_ref().unwrap_or(patch);
         let diff = patch.diff().map_err(|e| ApplyFailure {
             file: None,
             hunk: None,
@@ -341,7 +339,7 @@ impl Checkout {
             hunk: None,
             message: format!("cannot record the patch's paths in the checkout: {e}"),
         })?;
-        match self.apply_exact(&diff) {
+        let applied = match self.apply_exact(&diff) {
             Ok(()) => Ok(Applied {
                 strategy: ApplyStrategy::Exact,
                 moved: Vec::new(),
@@ -359,7 +357,38 @@ impl Checkout {
                     ..exact
                 }),
             },
+        }?;
+        self.keep_modes(patch);
+        Ok(applied)
+    }
+
+    /// A file the patch changes without saying its mode keeps the base's: libgit2 writes such
+    /// a file 0644, where `git apply` and `patch` leave an executable executable.
+    fn keep_modes(&self, patch: &Patch) {
+        use std::os::unix::fs::PermissionsExt;
+        for file in patch.mode_unsaid() {
+            let executable = self.base_mode(&file) == Some(0o100755);
+            let path = self.workdir.join(&file);
+            let is_file = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+            if executable && is_file {
+                let _ = fs::set_permissions(&path, fs::Permissions::from_mode(0o755));
+            }
         }
+    }
+
+    /// A path's mode in the base tree.
+    fn base_mode(&self, path: &str) -> Option<i32> {
+        self.base_entry(path).map(|e| e.filemode())
+    }
+
+    /// A path's entry in the base tree.
+    fn base_entry(&self, path: &str) -> Option<git2::TreeEntry<'static>> {
+        let tree = self
+            .repo
+            .find_commit(self.commit)
+            .and_then(|c| c.tree())
+            .ok()?;
+        tree.get_path(Path::new(path)).ok()
     }
 
     fn apply_exact(&self, diff: &git2::Diff<'_>) -> Result<(), ApplyFailure> {

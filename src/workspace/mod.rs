@@ -29,6 +29,7 @@ pub mod merge;
 pub mod patch;
 pub mod pool;
 pub mod protect;
+mod repair;
 pub mod seed;
 pub mod wrapper;
 

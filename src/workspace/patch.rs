@@ -1,6 +1,7 @@
 //! Reading patches: `git diff` and `git format-patch` output as is, and traditional unified
 //! diffs (`diff -ruN`) rewritten into git's form, since libgit2 parses only the latter.
 
+use super::repair;
 use super::wrapper::{Wrapper, unwrap};
 use std::collections::BTreeSet;
 
@@ -16,6 +17,8 @@ pub struct Patch {
     absolute: Option<String>,
     /// What the patch came wrapped in, taken off before parsing.
     wrapper: Option<Wrapper>,
+    /// Files of `Binary files … differ` entries with no data, left out.
+    binary_without_data: Vec<String>,
 }
 
 /// Why a patch could not be read.
@@ -46,15 +49,12 @@ impl Patch {
             return Ok(None);
         }
         let (bytes, wrapper) = unwrap(bytes);
-        let bytes = bytes.as_slice();
+        let bytes = repair::headers(&bytes);
         let is_git = bytes
             .split(|&b| b == b'\n')
             .any(|line| line.starts_with(b"diff --git "));
-        let text = if is_git {
-            bytes.to_vec()
-        } else {
-            to_git_form(bytes)?
-        };
+        let text = if is_git { bytes } else { to_git_form(&bytes)? };
+        let (text, binary_without_data) = repair::binary_without_data(&text);
         let diff = git2::Diff::from_buffer(&text)
             .map_err(|e| PatchError::NotADiff(e.message().to_string()))?;
         let mut files = BTreeSet::new();
@@ -73,7 +73,29 @@ impl Patch {
             text,
             files: files.into_iter().collect(),
             wrapper,
+            binary_without_data,
         }))
+    }
+
+    /// Files the patch changes without saying their mode (a traditional diff, or a hand-written
+    /// git one with no `index … <mode>` line): they keep the mode they have.
+    pub fn mode_unsaid(&self) -> Vec<String> {
+        super::repair::mode_unsaid(&self.text)
+    }
+
+    /// Files of `Binary files … differ` entries that carried no data and were left out.
+    pub fn binary_without_data(&self) -> &[String] {
+        &self.binary_without_data
+    }
+
+    /// The patch with each change to a file `exists` says is not there, from line 0 of an
+    /// empty old side, made a creation (as `git apply` takes it); `None` when there is none.
+    pub fn with_creations(&self, exists: impl Fn(&str) -> bool) -> Option<Patch> {
+        let text = super::repair::creations(&self.text, exists)?;
+        let mut made = Patch::parse(&text).ok().flatten()?;
+        made.wrapper = self.wrapper;
+        made.binary_without_data = self.binary_without_data.clone();
+        Some(made)
     }
 
     /// What the patch came wrapped in (a Markdown fence, `<pre>`), if anything.
@@ -148,16 +170,7 @@ impl Patch {
 /// line never starts with it: it has a ` `, `+` or `-` first). What comes before the first is
 /// left out.
 fn sections(text: &[u8]) -> Vec<&[u8]> {
-    let mut starts: Vec<usize> = Vec::new();
-    let mut at = 0;
-    for line in text.split_inclusive(|&b| b == b'\n') {
-        if line.starts_with(b"diff --git ") {
-            starts.push(at);
-        }
-        at += line.len();
-    }
-    starts.push(text.len());
-    starts.windows(2).map(|w| &text[w[0]..w[1]]).collect()
+    repair::split(text).1
 }
 
 /// The first absolute path in the file headers of a git-form patch (`diff --git`, `---`/`+++`,

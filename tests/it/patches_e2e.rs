@@ -438,3 +438,133 @@ fn a_wrapped_patch_is_unwrapped_graded_and_reported() {
         assert!(w["message"].as_str().unwrap().contains(says), "{w}");
     }
 }
+
+/// The tree SWE-bench's chain makes of `patch` on a fresh clone of the fixture's base: `git
+/// apply`, else GNU `patch --batch --fuzz=5 -p1` (which creates a file a change from line 0
+/// names, where git refuses it).
+fn git_apply_tree(f: &Fixture, patch: &Path) -> BTreeMap<PathBuf, (Vec<u8>, bool)> {
+    let clone = f.scratch.join(format!("clone-{}", rand_suffix()));
+    let ok = std::process::Command::new("git")
+        .args(["clone", "--quiet"])
+        .arg(&f.repo)
+        .arg(&clone)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let git_applied = std::process::Command::new("git")
+        .arg("apply")
+        .arg(patch)
+        .current_dir(&clone)
+        .status()
+        .unwrap()
+        .success();
+    if !git_applied {
+        let applied = std::process::Command::new("patch")
+            .args(["--batch", "--fuzz=5", "-p1", "-i"])
+            .arg(patch)
+            .current_dir(&clone)
+            .output()
+            .unwrap();
+        assert!(
+            applied.status.success(),
+            "patch: {}",
+            String::from_utf8_lossy(&applied.stdout)
+        );
+    }
+    std::fs::remove_dir_all(clone.join(".git")).unwrap();
+    tree(&clone)
+}
+
+/// A base with these files (`true`: executable), committed.
+fn base_repo(files: &[(&str, &str, bool)]) -> Fixture {
+    let f = Fixture::empty();
+    git(&f.repo, &["init", "--quiet"]);
+    for (path, text, exec) in files {
+        let full = f.repo.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(&full, text).unwrap();
+        if *exec {
+            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    git(&f.repo, &["add", "--all"]);
+    git(&f.repo, &["commit", "--quiet", "-m", "base"]);
+    f
+}
+
+/// Patches in shapes real model predictions have (SWE-bench Lite submissions) that SWE-bench's
+/// chain applies: `check` makes the same tree.
+#[test]
+fn prediction_shapes_git_apply_takes_apply_the_same_way() {
+    let base: &[(&str, &str, bool)] = &[
+        ("pkg/core.py", "def f():\n    return 1\n", false),
+        ("run.sh", "#!/bin/sh\necho one\n", true),
+    ];
+    let shapes: &[(&str, &str)] = &[
+        // A new module written as a change of a file that is not there (27 of 1,024).
+        (
+            "new file as a change",
+            "--- a/pkg/helpers.py\n+++ b/pkg/helpers.py\n@@ -0,0 +1,2 @@\n+def g():\n+    return 2\n",
+        ),
+        (
+            "new file as a git change",
+            "diff --git a/pkg/helpers.py b/pkg/helpers.py\n--- a/pkg/helpers.py\n+++ b/pkg/helpers.py\n@@ -0,0 +1,2 @@\n+def g():\n+    return 2\n",
+        ),
+        // An empty `__init__.py`, as `git diff` writes it: no hunk at all (4 of 1,024).
+        (
+            "empty new file",
+            "diff --git a/pkg/sub/__init__.py b/pkg/sub/__init__.py\nnew file mode 100644\nindex 0000000..e69de29\ndiff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 3\n",
+        ),
+        // A plain diff of an executable file: it stays executable (3 of 1,024).
+        (
+            "plain diff of an executable",
+            "--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo one\n+echo two\n",
+        ),
+        // The last line of the patch without its newline (cut, or an editor took it: `git
+        // diff` would have said `\ No newline at end of file`). git and GNU patch refuse it;
+        // patchgrade applies it as if the newline were there, a difference the README lists.
+        (
+            "no final newline",
+            "--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 4",
+        ),
+    ];
+    for (shape, text) in shapes {
+        let f = base_repo(base);
+        let patch = f.scratch_file("prediction.diff", text);
+        let whole = f.scratch_file("whole.diff", &format!("{}\n", text.trim_end_matches('\n')));
+        let expected = git_apply_tree(&f, &whole);
+        let before = f.snapshot();
+        let (v, work) = check(&f, &patch, &[]);
+        assert_eq!(v["outcome"], "no-breakage", "{shape}: {v:#}");
+        assert_eq!(work, expected, "{shape}");
+        f.assert_untouched(&before);
+    }
+}
+
+/// `Binary files … differ` beside text edits (4 of 1,024): the text applies, the binary
+/// entry is named in a warning, and nothing is written for it.
+#[test]
+fn binary_entries_without_data_are_reported_and_the_text_applies() {
+    let f = base_repo(&[("pkg/core.py", "def f():\n    return 1\n", false)]);
+    let text = "diff --git a/docs/logo.png b/docs/logo.png\nnew file mode 100644\nindex 0000000..5d1a2b3\nBinary files /dev/null and b/docs/logo.png differ\ndiff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 5\n";
+    let patch = f.scratch_file("prediction.diff", text);
+    let before = f.snapshot();
+    let (v, work) = check(&f, &patch, &[]);
+    assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+    let warning = crate::setup::warning(&v, "binary-not-applied").expect("a warning");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("docs/logo.png"),
+        "{v:#}"
+    );
+    assert_eq!(
+        work.get(Path::new("pkg/core.py"))
+            .map(|(b, _)| b.as_slice()),
+        Some(&b"def f():\n    return 5\n"[..])
+    );
+    assert!(!work.contains_key(Path::new("docs/logo.png")));
+    f.assert_untouched(&before);
+}

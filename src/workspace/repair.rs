@@ -1,0 +1,226 @@
+//! Shapes of real patches that `git apply` takes and libgit2 does not, put in git's form
+//! before parsing or applying: what SWE-bench applies, patchgrade applies the same way.
+//!
+//! - A new empty file (`new file mode` and `index 0000000..e69de29`, no `---`/`+++`, no hunk:
+//!   agents create empty `__init__.py` files): the `---`/`+++` lines are added.
+//! - A new file written as a change (`--- a/F`, `+++ b/F`, every hunk `@@ -0,0 …`) where the
+//!   tree has no `F`: made a creation, as `git apply` does.
+//! - `Binary files … differ` with no binary data beside text edits: left out, and named, so
+//!   that the text applies and the verdict says what did not.
+//! - No newline after the last line of the patch: one is added.
+
+/// Split a git-form patch into its file sections (from one `diff --git` line to the next);
+/// what comes before the first is the first element's head, kept as it is.
+pub(super) fn split(text: &[u8]) -> (&[u8], Vec<&[u8]>) {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        if line.starts_with(b"diff --git ") {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    let head = &text[..starts.first().copied().unwrap_or(text.len())];
+    starts.push(text.len());
+    (head, starts.windows(2).map(|w| &text[w[0]..w[1]]).collect())
+}
+
+/// The lines of a section before its first hunk or binary data.
+fn header_lines(section: &str) -> impl Iterator<Item = &str> {
+    section
+        .lines()
+        .take_while(|l| !l.starts_with("@@") && !l.starts_with("GIT binary patch"))
+}
+
+/// `b/path` of a `diff --git a/x b/y` line (the new name; spaces in names are not split).
+fn new_name(section: &str) -> Option<&str> {
+    let first = section.lines().next()?;
+    let rest = first.strip_prefix("diff --git ")?;
+    rest.rfind(" b/").map(|i| &rest[i + 3..])
+}
+
+/// Add `---`/`+++` to sections that create or delete an empty file and have none, and a final
+/// newline to a patch that lacks one.
+pub(super) fn headers(text: &[u8]) -> Vec<u8> {
+    let mut text = text.to_vec();
+    if !text.is_empty() && !text.ends_with(b"\n") {
+        text.push(b'\n');
+    }
+    let (head, sections) = split(&text);
+    let mut out = head.to_vec();
+    for section in sections {
+        let s = String::from_utf8_lossy(section);
+        let has_paths = header_lines(&s).any(|l| l.starts_with("--- ") || l.starts_with("+++ "));
+        let binary = s
+            .lines()
+            .any(|l| l.starts_with("Binary files ") || l == "GIT binary patch");
+        let hunks = s.lines().any(|l| l.starts_with("@@"));
+        let created = header_lines(&s).any(|l| l.starts_with("new file mode "));
+        let deleted = header_lines(&s).any(|l| l.starts_with("deleted file mode "));
+        match new_name(&s) {
+            Some(name) if !has_paths && !binary && !hunks && (created || deleted) => {
+                out.extend_from_slice(section);
+                let lines = if created {
+                    format!("--- /dev/null\n+++ b/{name}\n")
+                } else {
+                    format!("--- a/{name}\n+++ /dev/null\n")
+                };
+                out.extend_from_slice(lines.as_bytes());
+            }
+            _ => out.extend_from_slice(section),
+        }
+    }
+    out
+}
+
+/// Leave out the sections that say `Binary files … differ` and carry no data: their paths, and
+/// the patch without them. A patch that has nothing else is left whole (it does not apply,
+/// and says so).
+pub(super) fn binary_without_data(text: &[u8]) -> (Vec<u8>, Vec<String>) {
+    let (head, sections) = split(text);
+    let mut out = head.to_vec();
+    let mut dropped = Vec::new();
+    for section in &sections {
+        let s = String::from_utf8_lossy(section);
+        let no_data = s.lines().any(|l| l.starts_with("Binary files "))
+            && !s.lines().any(|l| l == "GIT binary patch");
+        match new_name(&s) {
+            Some(name) if no_data => dropped.push(name.to_string()),
+            _ => out.extend_from_slice(section),
+        }
+    }
+    if dropped.len() == sections.len() {
+        return (text.to_vec(), Vec::new());
+    }
+    (out, dropped)
+}
+
+/// Make a creation of each section that changes a file `exists` says is not there, when all
+/// its hunks start at line 0 of an empty old side (`@@ -0,0 +1,N @@`). `None` when there is
+/// none such.
+pub(super) fn creations(text: &[u8], exists: impl Fn(&str) -> bool) -> Option<Vec<u8>> {
+    let (head, sections) = split(text);
+    let mut out = head.to_vec();
+    let mut any = false;
+    for section in sections {
+        let s = String::from_utf8_lossy(section);
+        let headers: Vec<&str> = header_lines(&s).collect();
+        let old = headers
+            .iter()
+            .find_map(|l| l.strip_prefix("--- "))
+            .map(|p| p.split('\t').next().unwrap_or(p).trim_end());
+        let hunks: Vec<&str> = s.lines().filter(|l| l.starts_with("@@ ")).collect();
+        let from_nothing = !hunks.is_empty() && hunks.iter().all(|h| h.starts_with("@@ -0,0 "));
+        let plain_change = !headers.iter().any(|l| {
+            l.starts_with("new file mode ")
+                || l.starts_with("deleted file mode ")
+                || l.starts_with("rename ")
+                || l.starts_with("copy ")
+        });
+        let missing = old
+            .and_then(|p| p.strip_prefix("a/"))
+            .is_some_and(|p| !exists(p));
+        if !(from_nothing && plain_change && missing) {
+            out.extend_from_slice(section);
+            continue;
+        }
+        any = true;
+        let mut lines = s.lines();
+        if let Some(first) = lines.next() {
+            out.extend_from_slice(format!("{first}\nnew file mode 100644\n").as_bytes());
+        }
+        for line in lines {
+            let line = match line.strip_prefix("--- ") {
+                Some(_) if headers.contains(&line) => "--- /dev/null",
+                _ => line,
+            };
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+    }
+    any.then_some(out)
+}
+
+/// The files of sections that change a file and say nothing of its mode: no `index a..b
+/// <mode>`, `old mode`/`new mode` or `new file mode` line.
+pub(super) fn mode_unsaid(text: &[u8]) -> Vec<String> {
+    let (_, sections) = split(text);
+    let mut unsaid = Vec::new();
+    for section in sections {
+        let s = String::from_utf8_lossy(section);
+        let said = header_lines(&s).any(|l| {
+            l.starts_with("old mode ")
+                || l.starts_with("new mode ")
+                || l.starts_with("new file mode ")
+                || l.starts_with("deleted file mode ")
+                || l.strip_prefix("index ").is_some_and(|i| i.contains(' '))
+        });
+        if let (false, Some(name)) = (said, new_name(&s)) {
+            unsaid.push(name.to_string());
+        }
+    }
+    unsaid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_new_file_gets_its_headers() {
+        let text = b"diff --git a/pkg/__init__.py b/pkg/__init__.py\nnew file mode 100644\nindex 0000000..e69de29\n";
+        let fixed = String::from_utf8(headers(text)).unwrap();
+        assert!(
+            fixed.ends_with("e69de29\n--- /dev/null\n+++ b/pkg/__init__.py\n"),
+            "{fixed}"
+        );
+        assert!(git2::Diff::from_buffer(fixed.as_bytes()).is_ok());
+        // A section with its headers, or a binary one, is left alone.
+        let full = b"diff --git a/x b/x\nnew file mode 100644\n--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+x\n";
+        assert_eq!(headers(full), full.to_vec());
+    }
+
+    #[test]
+    fn modes_are_said_by_index_or_mode_lines() {
+        let text = b"diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/x b/x\nindex 1234567..89abcde 100755\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        assert_eq!(mode_unsaid(text), ["run.sh"]);
+    }
+
+    #[test]
+    fn a_missing_final_newline_is_added() {
+        let text = b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b";
+        assert_eq!(headers(text).last(), Some(&b'\n'));
+    }
+
+    #[test]
+    fn binary_entries_without_data_are_named_and_left_out() {
+        let text = b"diff --git a/img.png b/img.png\nnew file mode 100644\nindex 0000000..1234567\nBinary files /dev/null and b/img.png differ\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        let (kept, dropped) = binary_without_data(text);
+        assert_eq!(dropped, ["img.png"]);
+        assert!(
+            String::from_utf8(kept)
+                .unwrap()
+                .starts_with("diff --git a/x b/x\n")
+        );
+        // Alone, it stays: it does not apply, and says why.
+        let only = &text[..text.iter().position(|&b| b == b'\n').unwrap() + 90];
+        let (kept, dropped) = binary_without_data(only);
+        assert!(dropped.is_empty() && kept == only);
+    }
+
+    #[test]
+    fn a_change_to_a_file_that_is_not_there_from_line_zero_is_a_creation() {
+        let text =
+            b"diff --git a/new.py b/new.py\n--- a/new.py\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+a\n+b\n";
+        let made = String::from_utf8(creations(text, |_| false).unwrap()).unwrap();
+        assert_eq!(
+            made,
+            "diff --git a/new.py b/new.py\nnew file mode 100644\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+a\n+b\n"
+        );
+        // The file is there (an empty file gets its first lines), or a hunk starts elsewhere.
+        assert!(creations(text, |_| true).is_none());
+        let later =
+            b"diff --git a/new.py b/new.py\n--- a/new.py\n+++ b/new.py\n@@ -1,0 +2 @@\n+b\n";
+        assert!(creations(later, |_| false).is_none());
+    }
+}
