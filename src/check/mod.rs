@@ -296,6 +296,15 @@ impl Check {
         if let Some(wrapper) = candidate.wrapper() {
             draft.warn(WarningKind::WrappedPatch, wrapped(wrapper), Vec::new());
         }
+        if candidate.recounted() {
+            draft.warn(
+                WarningKind::RecountedHunks,
+                "hunk headers whose line counts did not match their lines were counted again \
+                 (`git apply --recount`); a plain `git apply` refuses such a patch"
+                    .to_string(),
+                Vec::new(),
+            );
+        }
         if !candidate.binary_without_data().is_empty() {
             let files = candidate.binary_without_data().join(", ");
             draft.warn(

@@ -286,6 +286,9 @@ pub enum WarningKind {
     /// Entries of the patch that say `Binary files … differ` with no binary data: nothing
     /// could be applied for those files, which the message names; the rest was applied.
     BinaryNotApplied,
+    /// Hunk headers whose line counts did not match their lines were counted again, as `git
+    /// apply --recount` does (a plain `git apply`, and so SWE-bench, refuses such a patch).
+    RecountedHunks,
     /// The candidate edits protected paths (`patch.protected_edits`).
     ProtectedEdit,
     /// The repository has submodules; the checkout leaves them empty.

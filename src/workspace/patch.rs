@@ -19,6 +19,8 @@ pub struct Patch {
     wrapper: Option<Wrapper>,
     /// Files of `Binary files … differ` entries with no data, left out.
     binary_without_data: Vec<String>,
+    /// Hunk headers whose counts did not match their lines were counted again.
+    recounted: bool,
 }
 
 /// Why a patch could not be read.
@@ -50,6 +52,11 @@ impl Patch {
         }
         let (bytes, wrapper) = unwrap(bytes);
         let bytes = repair::headers(&bytes);
+        let recounted = repair::recount(&bytes);
+        let (bytes, recounted) = match recounted {
+            Some(b) => (b, true),
+            None => (bytes, false),
+        };
         let is_git = bytes
             .split(|&b| b == b'\n')
             .any(|line| line.starts_with(b"diff --git "));
@@ -74,6 +81,7 @@ impl Patch {
             files: files.into_iter().collect(),
             wrapper,
             binary_without_data,
+            recounted,
         }))
     }
 
@@ -81,6 +89,12 @@ impl Patch {
     /// git one with no `index … <mode>` line): they keep the mode they have.
     pub fn mode_unsaid(&self) -> Vec<String> {
         super::repair::mode_unsaid(&self.text)
+    }
+
+    /// Whether hunk headers whose line counts did not match their lines were counted again
+    /// (`git apply --recount`).
+    pub fn recounted(&self) -> bool {
+        self.recounted
     }
 
     /// Files of `Binary files … differ` entries that carried no data and were left out.
@@ -95,6 +109,7 @@ impl Patch {
         let mut made = Patch::parse(&text).ok().flatten()?;
         made.wrapper = self.wrapper;
         made.binary_without_data = self.binary_without_data.clone();
+        made.recounted = self.recounted;
         Some(made)
     }
 

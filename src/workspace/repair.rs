@@ -8,6 +8,10 @@
 //! - `Binary files … differ` with no binary data beside text edits: left out, and named, so
 //!   that the text applies and the verdict says what did not.
 //! - No newline after the last line of the patch: one is added.
+//! - Hunk headers whose line counts do not match their lines (models miscount): counted
+//!   again, as `git apply --recount` does, but only where the counts given do not end the
+//!   hunk at a boundary; counts that do are kept, so a content line that looks like a header
+//!   is never taken for one, and a hunk cut short by the end of the patch stays an error.
 
 /// Split a git-form patch into its file sections (from one `diff --git` line to the next);
 /// what comes before the first is the first element's head, kept as it is.
@@ -162,6 +166,109 @@ pub(super) fn mode_unsaid(text: &[u8]) -> Vec<String> {
     unsaid
 }
 
+/// Whether this line ends a hunk: the next hunk, file or section, or a `---`/`+++` pair.
+fn boundary(lines: &[&str], i: usize) -> bool {
+    match lines.get(i) {
+        None => true,
+        Some(l) => {
+            l.starts_with("@@ ")
+                || l.starts_with("diff ")
+                || (l.starts_with("--- ")
+                    && lines.get(i + 1).is_some_and(|n| n.starts_with("+++ ")))
+        }
+    }
+}
+
+/// `@@ -a,b +c,d @@ tail` as its numbers and tail.
+fn hunk_header(line: &str) -> Option<(usize, usize, usize, usize, &str)> {
+    let rest = line.strip_prefix("@@ -")?;
+    let (ranges, tail) = rest.split_once(" @@")?;
+    let (old, new) = ranges.split_once(" +")?;
+    let range = |r: &str| -> Option<(usize, usize)> {
+        match r.split_once(',') {
+            Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+            None => Some((r.parse().ok()?, 1)),
+        }
+    };
+    let (a, b) = range(old)?;
+    let (c, d) = range(new)?;
+    Some((a, b, c, d, tail))
+}
+
+/// The lines a hunk's counts take from `lines[i..]`, or `None` if they run out or a line is
+/// not a hunk line.
+fn consumed(lines: &[&str], mut i: usize, old: usize, new: usize) -> Option<usize> {
+    let (mut old, mut new) = (old, new);
+    while old > 0 || new > 0 {
+        match lines.get(i)?.as_bytes().first() {
+            None | Some(b' ') => {
+                old = old.checked_sub(1)?;
+                new = new.checked_sub(1)?;
+            }
+            Some(b'-') => old = old.checked_sub(1)?,
+            Some(b'+') => new = new.checked_sub(1)?,
+            Some(b'\\') => {}
+            _ => return None,
+        }
+        i += 1;
+    }
+    while lines.get(i).is_some_and(|l| l.starts_with('\\')) {
+        i += 1;
+    }
+    Some(i)
+}
+
+/// The patch with every hunk whose counts do not end it at a boundary counted again; `None`
+/// when no hunk needed it.
+pub(super) fn recount(text: &[u8]) -> Option<Vec<u8>> {
+    let text = String::from_utf8_lossy(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut changed = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let Some((a, b, c, d, tail)) = hunk_header(lines[i]) else {
+            out.push_str(lines[i]);
+            out.push('\n');
+            i += 1;
+            continue;
+        };
+        if consumed(&lines, i + 1, b, d).is_some_and(|end| boundary(&lines, end)) {
+            out.push_str(lines[i]);
+            out.push('\n');
+            i += 1;
+            continue;
+        }
+        // Count up to the next boundary, as git does.
+        let (mut old, mut new, mut j) = (0, 0, i + 1);
+        while !boundary(&lines, j) {
+            match lines[j].as_bytes().first() {
+                None | Some(b' ') => {
+                    old += 1;
+                    new += 1;
+                }
+                Some(b'-') => old += 1,
+                Some(b'+') => new += 1,
+                Some(b'\\') => {}
+                _ => break,
+            }
+            j += 1;
+        }
+        // Fewer lines than counted before the patch ends: cut short, not miscounted. Left
+        // for the parser to refuse; what was cut off is unknown.
+        if j == lines.len() && (old < b || new < d) {
+            out.push_str(lines[i]);
+            out.push('\n');
+            i += 1;
+            continue;
+        }
+        changed = true;
+        out.push_str(&format!("@@ -{a},{old} +{c},{new} @@{tail}\n"));
+        i += 1;
+    }
+    changed.then(|| out.into_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +291,18 @@ mod tests {
     fn modes_are_said_by_index_or_mode_lines() {
         let text = b"diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/x b/x\nindex 1234567..89abcde 100755\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
         assert_eq!(mode_unsaid(text), ["run.sh"]);
+    }
+
+    #[test]
+    fn miscounted_hunks_are_counted_again_and_right_ones_kept() {
+        // Two added lines, counted as one (a model's arithmetic).
+        let text = b"--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@ fn\n a\n+b\n+c\n d\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n";
+        let fixed = String::from_utf8(recount(text).unwrap()).unwrap();
+        assert!(fixed.contains("@@ -1,2 +1,4 @@ fn\n"), "{fixed}");
+        assert!(fixed.contains("@@ -1 +1 @@\n"), "{fixed}");
+        // Right counts whose removed line looks like a header stay as they are.
+        let right = b"--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n--- a\n+++ b\n c\n";
+        assert!(recount(right).is_none());
     }
 
     #[test]

@@ -568,3 +568,41 @@ fn binary_entries_without_data_are_reported_and_the_text_applies() {
     assert!(!work.contains_key(Path::new("docs/logo.png")));
     f.assert_untouched(&before);
 }
+
+/// A hunk whose header miscounts its lines (models do): counted again as `git apply
+/// --recount` does, with a `recounted-hunks` warning, since a plain `git apply` refuses it.
+#[test]
+fn miscounted_hunks_are_counted_again_and_said() {
+    let f = base_repo(&[(
+        "pkg/core.py",
+        "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
+        false,
+    )]);
+    // Two lines added, the header says one.
+    let text = "--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,3 +1,4 @@\n def f():\n-    return 1\n+    x = 1\n+    y = 0\n+    return x + y\n \n@@ -5,2 +7,2 @@\n def g():\n-    return 2\n+    return 3\n";
+    let patch = f.scratch_file("prediction.diff", text);
+    let clone = f.scratch.join("recount");
+    git(
+        &f.scratch,
+        &["clone", "--quiet", f.repo.to_str().unwrap(), "recount"],
+    );
+    let plain = std::process::Command::new("git")
+        .args(["apply", "--check"])
+        .arg(&patch)
+        .current_dir(&clone)
+        .status()
+        .unwrap();
+    assert!(!plain.success(), "git apply takes it without --recount");
+    git(&clone, &["apply", "--recount", patch.to_str().unwrap()]);
+    std::fs::remove_dir_all(clone.join(".git")).unwrap();
+    let expected = tree(&clone);
+    let before = f.snapshot();
+    let (v, work) = check(&f, &patch, &[]);
+    assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+    assert!(
+        crate::setup::warning(&v, "recounted-hunks").is_some(),
+        "{v:#}"
+    );
+    assert_eq!(work, expected);
+    f.assert_untouched(&before);
+}

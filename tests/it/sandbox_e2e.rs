@@ -388,7 +388,18 @@ fn leaves_no_container(engine: &str) {
         .spawn()
         .unwrap();
     let pid = format!("{}-", child.id());
-    wait_for_processes(&marker, "", 2);
+    // patchgrade's own command line holds the marker too: wait for both containers, each
+    // running its side's tests.
+    let started = std::time::Instant::now();
+    while containers(engine, &pid).len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "both containers never started: {:?}",
+            containers(engine, &pid)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    wait_for_processes(&marker, "", 3);
     assert_eq!(containers(engine, &pid).len(), 2);
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
