@@ -166,7 +166,8 @@ pub(super) fn mode_unsaid(text: &[u8]) -> Vec<String> {
     unsaid
 }
 
-/// Whether this line ends a hunk: the next hunk, file or section, or a `---`/`+++` pair.
+/// Whether this line ends a hunk: the next hunk, file or section, a `---`/`+++` pair, or
+/// `git format-patch`'s signature (`-- ` then the version: it looks like a removed line).
 fn boundary(lines: &[&str], i: usize) -> bool {
     match lines.get(i) {
         None => true,
@@ -175,6 +176,10 @@ fn boundary(lines: &[&str], i: usize) -> bool {
                 || l.starts_with("diff ")
                 || (l.starts_with("--- ")
                     && lines.get(i + 1).is_some_and(|n| n.starts_with("+++ ")))
+                || (*l == "-- "
+                    && lines
+                        .get(i + 1)
+                        .is_none_or(|n| !n.starts_with([' ', '+', '-', '\\'])))
         }
     }
 }
@@ -303,6 +308,13 @@ mod tests {
         // Right counts whose removed line looks like a header stay as they are.
         let right = b"--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n--- a\n+++ b\n c\n";
         assert!(recount(right).is_none());
+        // git format-patch's signature after the last hunk is not one of its lines.
+        let mail = b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n-- \n2.47.3\n\n";
+        assert!(recount(mail).is_none());
+        // A miscounted hunk before the signature is counted up to it.
+        let short = b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n-- \n2.47.3\n";
+        let fixed = String::from_utf8(recount(short).unwrap()).unwrap();
+        assert!(fixed.contains("@@ -1,1 +1,2 @@\n"), "{fixed}");
     }
 
     #[test]
