@@ -39,6 +39,7 @@ mod workspace;
 pub use check::{
     BaselineCache, Check, CheckOptions, DEFAULT_TIMEOUT, Derived, Error, FromReports, LOG_TAIL,
 };
+pub use judge::scoring::Scoring;
 pub use judge::verdict;
 pub use judge::{Level, Outcome, Verdict};
 pub use observe::ids::Listed;
@@ -50,6 +51,7 @@ pub use workspace::{OnProtectedEdit, Protection, WorkdirPool};
 /// Error types of the inputs, for matching on what went wrong.
 pub mod errors {
     pub use crate::judge::outcome::UnknownOutcome;
+    pub use crate::judge::scoring::UnknownScoring;
     pub use crate::observe::ids::UnknownSyntax;
     pub use crate::observe::junit::JunitError;
     pub use crate::run::sandbox::SandboxError;

@@ -163,8 +163,7 @@ impl Check {
                 );
             }
         }
-        let outcome = graded.classification.outcome;
-        draft.finish(outcome, Some(graded.classification), None, started)
+        draft.graded(graded, started)
     }
 }
 

@@ -75,6 +75,9 @@ pub enum Error {
         /// The names there are.
         known: String,
     },
+    /// A scoring name that is not one.
+    #[error(transparent)]
+    Scoring(#[from] crate::judge::scoring::UnknownScoring),
     /// The sandbox (or image) asked for cannot be used here.
     #[error(transparent)]
     Sandbox(#[from] crate::run::sandbox::SandboxError),

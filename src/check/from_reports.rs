@@ -4,7 +4,7 @@
 use super::Error;
 use crate::judge::Draft;
 use crate::judge::grade::grade;
-use crate::judge::verdict::{ErrorCause, PatchInfo, RunInfo, Stage, TaskInfo, Verdict};
+use crate::judge::verdict::{ErrorCause, PatchInfo, RunInfo, Scoring, Stage, TaskInfo, Verdict};
 use crate::observe::{Evidence, IdSyntax, Report, Requested};
 use crate::task::validate_ids;
 use std::path::PathBuf;
@@ -22,6 +22,7 @@ use std::time::Instant;
 ///     p2p: vec!["tests/test_basic.py::test_fail_assert".into()],
 ///     ids: IdSyntax::Pytest,
 ///     instance_id: None,
+///     scoring: Default::default(),
 /// }
 /// .run()?;
 /// assert_eq!(verdict.outcome, patchgrade::Outcome::BreakingResolved);
@@ -42,6 +43,8 @@ pub struct FromReports {
     pub ids: IdSyntax,
     /// Label for the verdict.
     pub instance_id: Option<String>,
+    /// Whose rules grade the observations.
+    pub scoring: Scoring,
 }
 
 impl FromReports {
@@ -58,12 +61,14 @@ impl FromReports {
         let task = TaskInfo {
             instance_id: self.instance_id.clone(),
             repo: None,
+            repo_name: None,
             base: None,
             base_commit: None,
             test_cmd: None,
             ids: self.ids,
         };
         let mut draft = Draft::new(task, PatchInfo::default());
+        draft.scoring = self.scoring;
         let info = |report: &Report| RunInfo {
             attempts: 1,
             reports: report.sources.clone(),
@@ -101,7 +106,6 @@ impl FromReports {
             return Ok(draft.fail(stage, error, started));
         }
         draft.warn_about(&graded, base.is_some());
-        let outcome = graded.classification.outcome;
-        Ok(draft.finish(outcome, Some(graded.classification), None, started))
+        Ok(draft.graded(graded, started))
     }
 }

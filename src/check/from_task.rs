@@ -82,6 +82,12 @@ impl Check {
             check = check.image_workdir(dir);
         }
         check = check.network(task.network.unwrap_or(false));
+        if let Some(name) = &task.scoring {
+            check = check.scoring(name.parse()?);
+        }
+        if let Some(name) = &task.repo {
+            check = check.repo_name(name);
+        }
         if let Some(cache) = &options.cache {
             check = check.baseline_cache(cache.clone());
         }

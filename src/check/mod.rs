@@ -29,6 +29,7 @@ pub use from_reports::FromReports;
 pub use from_task::CheckOptions;
 
 use crate::judge::Draft;
+use crate::judge::verdict::Scoring;
 use crate::judge::verdict::{Outcome, PatchInfo, TaskInfo, Verdict, WarningKind};
 use crate::observe::Requested;
 use crate::run::sandbox::SandboxChoice;
@@ -87,6 +88,8 @@ pub struct Check {
     image: Option<String>,
     image_workdir: Option<PathBuf>,
     network: bool,
+    scoring: Scoring,
+    repo_name: Option<String>,
 }
 
 impl Check {
@@ -117,6 +120,8 @@ impl Check {
             image: None,
             image_workdir: None,
             network: false,
+            scoring: Scoring::Patchgrade,
+            repo_name: None,
         }
     }
 
@@ -278,6 +283,19 @@ impl Check {
         self
     }
 
+    /// Whose rules grade the observations (default: patchgrade's own). The verdict records
+    /// the other scoring's outcome where it differs, either way.
+    pub fn scoring(mut self, scoring: Scoring) -> Check {
+        self.scoring = scoring;
+        self
+    }
+
+    /// Label the verdict with the project's `owner/name` (a SWE-bench instance's `repo`).
+    pub fn repo_name(mut self, name: impl Into<String>) -> Check {
+        self.repo_name = Some(name.into());
+        self
+    }
+
     /// Label the verdict with a task id.
     pub fn instance_id(mut self, id: impl Into<String>) -> Check {
         self.instance_id = Some(id.into());
@@ -289,6 +307,7 @@ impl Check {
         let started = Instant::now();
         let plan = self.validate()?;
         let mut draft = Draft::new(self.task_info(&plan), plan.patch_info());
+        draft.scoring = self.scoring;
         let Some(candidate) = plan.candidate.clone() else {
             return Ok(draft.finish(Outcome::EmptyPatch, None, None, started));
         };
@@ -410,6 +429,7 @@ impl Check {
         TaskInfo {
             instance_id: self.instance_id.clone(),
             repo: Some(plan.source.repo_dir.clone()),
+            repo_name: self.repo_name.clone(),
             base: Some(self.base.clone()),
             base_commit: Some(plan.source.commit.to_string()),
             test_cmd: Some(plan.command.template().as_str().to_string()),

@@ -31,6 +31,9 @@ pub struct GradeArgs {
     /// Id syntax, when it is not the runner's [default: pytest]
     #[arg(long, value_name = "SYNTAX")]
     ids: Option<String>,
+    /// Whose rules grade the reports: patchgrade or swebench [default: patchgrade]
+    #[arg(long, value_name = "SCORING")]
+    scoring: Option<String>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -244,6 +247,7 @@ pub fn grade(args: GradeArgs) -> ExitCode {
             p2p: p2p.unwrap_or_default(),
             ids: syntax,
             instance_id: None,
+            scoring: args.scoring.as_deref().unwrap_or("patchgrade").parse()?,
         };
         job.run().map_err(explain)
     })();

@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use patchgrade::harness::{
     Config, Event, Options, Plan, Shard, batch, compare, read_predictions, read_tasks, results,
-    summary,
+    summary, swebench,
 };
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -59,12 +59,31 @@ pub enum TableFormat {
     Markdown,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ReportFormat {
+    /// For people.
+    Human,
+    /// For programs.
+    Json,
+    /// For a GitHub step summary.
+    Markdown,
+    /// SWE-bench's run report (make_run_report's fields, schema version 2).
+    Swebench,
+}
+
 #[derive(clap::Args)]
 pub struct ReportArgs {
     /// A batch output directory.
     dir: PathBuf,
     #[arg(long, value_enum, default_value = "human")]
-    format: TableFormat,
+    format: ReportFormat,
+    /// The dataset (JSONL or a JSON list): its tasks without a result are incomplete.
+    #[arg(long, value_name = "FILE")]
+    tasks: Option<PathBuf>,
+    /// Also write each result as SWE-bench's DIR/<model>/<instance_id>/report.json (the
+    /// layout of logs/run_evaluation/<run_id>); with --format swebench only.
+    #[arg(long, value_name = "DIR")]
+    instance_reports: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -75,6 +94,28 @@ pub struct CompareArgs {
     b: PathBuf,
     #[arg(long, value_enum, default_value = "human")]
     format: TableFormat,
+}
+
+#[derive(clap::Subcommand)]
+pub enum ImportCommand {
+    /// SWE-bench's evaluation logs (logs/run_evaluation/<run>, or one model's directory in
+    /// it), graded from each instance's report.json and run_instance.log.
+    Swebench(ImportArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// The run's (or the model's) log directory.
+    logs: PathBuf,
+    /// The results directory to write (results/ in it must not hold results yet).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The dataset: names the tests SWE-bench counted neither way, and the repositories.
+    #[arg(long, value_name = "FILE")]
+    tasks: Option<PathBuf>,
+    /// The predictions: name the models, and say which were empty or never evaluated.
+    #[arg(long, value_name = "FILE")]
+    predictions: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -190,12 +231,79 @@ impl Progress {
 }
 
 pub fn report(args: ReportArgs) -> Result<()> {
-    let s = summary::Summary::of(&results::load(&args.dir)?);
-    match args.format {
-        TableFormat::Human => super::stdout(&summary::human(&s))?,
-        TableFormat::Markdown => super::stdout(&summary::markdown(&s))?,
-        TableFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&s)?))?,
+    let verdicts = results::load(&args.dir)?;
+    let tasks: Option<Vec<String>> = match &args.tasks {
+        Some(path) => Some(
+            read_tasks(path)?
+                .into_iter()
+                .filter_map(|t| t.instance_id)
+                .collect(),
+        ),
+        None => None,
+    };
+    if args.instance_reports.is_some() && !matches!(args.format, ReportFormat::Swebench) {
+        anyhow::bail!("--instance-reports: only with --format swebench");
     }
+    let s = match &tasks {
+        Some(tasks) => summary::Summary::with_tasks(&verdicts, tasks),
+        None => summary::Summary::of(&verdicts),
+    };
+    match args.format {
+        ReportFormat::Human => super::stdout(&summary::human(&s))?,
+        ReportFormat::Markdown => super::stdout(&summary::markdown(&s))?,
+        ReportFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&s)?))?,
+        ReportFormat::Swebench => {
+            if let Some(dir) = &args.instance_reports {
+                write_instance_reports(dir, &verdicts)?;
+            }
+            let run = swebench::run_report(&verdicts, tasks.as_deref());
+            super::stdout(&format!("{}\n", serde_json::to_string_pretty(&run)?))?
+        }
+    }
+    Ok(())
+}
+
+/// SWE-bench's report.json of each result it would have one for, under its model's
+/// directory (`/` in a model name written `__`, as SWE-bench does).
+fn write_instance_reports(dir: &std::path::Path, verdicts: &[patchgrade::Verdict]) -> Result<()> {
+    for v in verdicts {
+        let Some(report) = swebench::instance_report(v) else {
+            continue;
+        };
+        let model = v
+            .model_name_or_path
+            .as_deref()
+            .unwrap_or("None")
+            .replace('/', "__");
+        let at = dir
+            .join(results::file_stem(&model))
+            .join(results::file_stem(results::id(v)));
+        std::fs::create_dir_all(&at).with_context(|| format!("{}: cannot create", at.display()))?;
+        let path = at.join("report.json");
+        patchgrade::write_atomically(&path, serde_json::to_string_pretty(&report)?.as_bytes())
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok(())
+}
+
+pub fn import(command: ImportCommand) -> Result<()> {
+    let ImportCommand::Swebench(args) = command;
+    let tasks = args.tasks.as_deref().map(read_tasks).transpose()?;
+    let predictions = args
+        .predictions
+        .as_deref()
+        .map(read_predictions)
+        .transpose()?;
+    let sources = swebench::Sources {
+        tasks: tasks.as_deref(),
+        predictions: predictions.as_deref(),
+    };
+    let verdicts = swebench::import(&args.logs, sources)?;
+    let written = results::write_all(&args.out, &verdicts)?;
+    eprintln!(
+        "patchgrade: {written} result(s) in {}",
+        args.out.join("results").display()
+    );
     Ok(())
 }
 

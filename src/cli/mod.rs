@@ -42,6 +42,9 @@ enum Command {
     Compare(harness::CompareArgs),
     /// Join the output directories of a sharded run.
     Merge(harness::MergeArgs),
+    /// Read an evaluation another harness ran into a results directory, without rerunning.
+    #[command(subcommand)]
+    Import(harness::ImportCommand),
     /// Build a task from its gold patch: F2P and P2P as observed at base and with the fix.
     Derive(Box<derive::DeriveArgs>),
     /// The ids of the tests in JUnit reports, in a runner's syntax, for writing tasks.
@@ -95,6 +98,7 @@ async fn dispatch() -> ExitCode {
         Command::Report(args) => plain(harness::report(args)),
         Command::Compare(args) => plain(harness::compare(args)),
         Command::Merge(args) => plain(harness::merge(args)),
+        Command::Import(command) => plain(harness::import(command)),
         Command::Derive(args) => stoppable(derive::derive(*args)).await,
         Command::List(args) => plain(derive::list(args)),
     }
@@ -199,6 +203,11 @@ pub struct CommandArgs {
     /// Let the tests use the network (the setup command always may)
     #[arg(long)]
     pub network: bool,
+    /// Whose rules grade what was observed: patchgrade (its own) or swebench (SWE-bench's
+    /// harness's, exactly); the verdict records the other's outcome where it differs
+    /// [default: patchgrade]
+    #[arg(long, value_name = "SCORING")]
+    pub scoring: Option<String>,
 }
 
 impl CommandArgs {
@@ -218,6 +227,7 @@ impl CommandArgs {
             image: self.image.clone(),
             image_workdir: self.image_workdir.clone(),
             network: self.network.then_some(true),
+            scoring: self.scoring.clone(),
             ..TaskFile::default()
         })
     }

@@ -231,8 +231,14 @@ fn already_graded(out: &Path, id: &str, options: &Options) -> bool {
     }
 }
 
-/// Grade one job; whatever goes wrong becomes its verdict.
+/// Grade one job; whatever goes wrong becomes its verdict, which names the model.
 async fn grade_job(job: &Job, options: &Options, logs: &Path) -> Verdict {
+    let mut verdict = grade_prediction(job, options, logs).await;
+    verdict.model_name_or_path = job.prediction.model_name_or_path.clone();
+    verdict
+}
+
+async fn grade_prediction(job: &Job, options: &Options, logs: &Path) -> Verdict {
     let started = Instant::now();
     let check = match build_check(job, options, logs) {
         Ok(check) => check,
@@ -280,6 +286,7 @@ fn unjudged(job: &Job, started: Instant, why: Unjudged) -> Verdict {
     let task = TaskInfo {
         instance_id: Some(job.id().to_string()),
         repo: job.task.repo_path.clone(),
+        repo_name: job.task.repo.clone(),
         base: job.task.base.clone(),
         base_commit: None,
         test_cmd: None,

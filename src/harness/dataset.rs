@@ -164,6 +164,8 @@ pub struct RepoConfig {
     pub setup_once: Option<bool>,
     /// Per-command timeout (`"30m"`, or seconds).
     pub timeout: Option<toml::Value>,
+    /// Whose rules grade the observations: `patchgrade` or `swebench`.
+    pub scoring: Option<String>,
 }
 
 /// `patchgrade.toml`: `[defaults]` for every task, and `[repos."owner/name"]` entries.
@@ -237,6 +239,7 @@ impl RepoConfig {
                 .collect(),
             setup_cmd: self.setup_cmd.clone(),
             setup_once: self.setup_once,
+            scoring: self.scoring.clone(),
             // Checked when the config was loaded.
             timeout: self.timeout.as_ref().and_then(|t| timeout_of(t).ok()),
             ..TaskFile::default()

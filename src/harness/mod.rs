@@ -3,7 +3,8 @@
 //! Takes SWE-bench's task and prediction files and a config ([`dataset`]); hands on a results
 //! directory with one verdict per task ([`batch`], [`results`]), its outcome distribution
 //! ([`summary`]), the comparison of two runs ([`compare`]) and the union of shards
-//! ([`merge`]). [`stats`] has the intervals and the paired test they use.
+//! ([`merge`]). [`stats`] has the intervals and the paired test they use. [`swebench`] writes
+//! SWE-bench's own reports from results and reads an evaluation SWE-bench ran into results.
 
 pub mod batch;
 pub mod compare;
@@ -12,6 +13,7 @@ pub mod merge;
 pub mod results;
 pub mod stats;
 pub mod summary;
+pub mod swebench;
 
 pub use batch::{Event, Options, Plan, Ran, Shard};
 pub use compare::Comparison;

@@ -54,6 +54,30 @@ pub fn write_result(path: &Path, verdict: &Verdict) -> Result<(), WriteError> {
     crate::util::atomic::write(path, json.as_bytes()).map_err(fail)
 }
 
+/// Write results into a new results directory (`DIR/results/`), refusing one that holds
+/// results already: runs are never mixed. Returns how many were written.
+pub fn write_all(out: &Path, verdicts: &[Verdict]) -> Result<usize, InputError> {
+    let results = out.join("results");
+    let fail = |path: &Path, reason: String| InputError {
+        path: path.to_path_buf(),
+        line: None,
+        reason,
+    };
+    if let Ok(entries) = std::fs::read_dir(&results)
+        && entries
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
+    {
+        return Err(fail(&results, "already holds results".into()));
+    }
+    std::fs::create_dir_all(&results).map_err(|e| fail(&results, e.to_string()))?;
+    for v in verdicts {
+        let path = result_path(out, id(v));
+        write_result(&path, v).map_err(|e| fail(&path, e.source.to_string()))?;
+    }
+    Ok(verdicts.len())
+}
+
 /// Every result of an output directory (`DIR/results/*.json`), in instance id order.
 pub fn load(dir: &Path) -> Result<Vec<Verdict>, InputError> {
     let results = dir.join("results");

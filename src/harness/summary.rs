@@ -55,8 +55,13 @@ pub struct Count {
 /// The distribution of a run's outcomes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
-    /// Tasks with a result.
+    /// Tasks: those with a result, and those of the dataset without one (`incomplete`).
     pub tasks: usize,
+    /// Tasks of the dataset (`report --tasks`) with no result: counted in `tasks`, so in the
+    /// resolve rate's denominator, as not resolved.
+    pub incomplete: Vec<String>,
+    /// Tasks SWE-bench's rules resolve, whatever scoring graded them.
+    pub swebench_resolved: usize,
     /// The nine outcomes (and the P2P-only ones, when any task had no F2P ids), in order.
     pub counts: Vec<Count>,
     /// Tasks per grid cell: rows F2P all/some/none, columns P2P all/some/none.
@@ -80,6 +85,27 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Count the verdicts, and the tasks of a dataset (its instance ids) that have none.
+    pub fn with_tasks(verdicts: &[Verdict], tasks: &[String]) -> Summary {
+        let have: std::collections::HashSet<&str> = verdicts.iter().map(id).collect();
+        let mut incomplete: Vec<String> = tasks
+            .iter()
+            .filter(|t| !have.contains(t.as_str()))
+            .cloned()
+            .collect();
+        incomplete.sort();
+        incomplete.dedup();
+        let mut s = Summary::of(verdicts);
+        let n = s.tasks + incomplete.len();
+        for c in &mut s.counts {
+            c.share = share(c.count, n);
+        }
+        s.resolve_rate = Rate::new(s.resolve_rate.count, n as u64);
+        s.tasks = n;
+        s.incomplete = incomplete;
+        s
+    }
+
     /// Count the verdicts.
     pub fn of(verdicts: &[Verdict]) -> Summary {
         let mut by_outcome: BTreeMap<Outcome, Vec<String>> = BTreeMap::new();
@@ -114,11 +140,7 @@ impl Summary {
             .map(|o| Count {
                 outcome: o,
                 count: count(o),
-                share: if n == 0 {
-                    0.0
-                } else {
-                    count(o) as f64 / n as f64
-                },
+                share: share(count(o), n),
             })
             .collect();
         let unresolved_applied: usize = [
@@ -133,6 +155,11 @@ impl Summary {
         .sum();
         Summary {
             tasks: n,
+            incomplete: Vec::new(),
+            swebench_resolved: verdicts
+                .iter()
+                .filter(|v| super::swebench::swebench_resolved(v))
+                .count(),
             counts,
             grid,
             resolve_rate: Rate::new(count(Outcome::Resolved) as u64, n as u64),
@@ -146,6 +173,14 @@ impl Summary {
             broken_tasks: broken,
             by_outcome,
         }
+    }
+}
+
+fn share(count: usize, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        count as f64 / of as f64
     }
 }
 
@@ -192,6 +227,13 @@ fn counts_table(s: &Summary, head: bool) -> Table {
             pct(c.share),
         ]);
     }
+    if !s.incomplete.is_empty() {
+        t.row([
+            "Incomplete (no result)".to_string(),
+            s.incomplete.len().to_string(),
+            pct(share(s.incomplete.len(), s.tasks)),
+        ]);
+    }
     t
 }
 
@@ -229,6 +271,13 @@ pub fn human(s: &Summary) -> String {
         "Regression share  {} of the applied, unresolved patches",
         rate_text(&s.regression_share)
     );
+    if s.swebench_resolved != s.resolve_rate.count as usize {
+        let _ = writeln!(
+            out,
+            "SWE-bench's rules resolve {} (see other_scoring in the results)",
+            s.swebench_resolved
+        );
+    }
     out.push('\n');
     out.push_str(&counts_table(s, false).text("  "));
     out.push('\n');
@@ -256,6 +305,9 @@ pub fn human(s: &Summary) -> String {
         "Broken tasks (baseline not judged): {}",
         list(&s.broken_tasks)
     );
+    if !s.incomplete.is_empty() {
+        let _ = writeln!(out, "Incomplete (no result): {}", list(&s.incomplete));
+    }
     out.push('\n');
     for (outcome, ids) in &s.by_outcome {
         let _ = writeln!(out, "{}: {}", outcome.title(), ids.join(", "));
@@ -284,6 +336,9 @@ pub fn markdown(s: &Summary) -> String {
         s.suspect_tasks.len(),
         s.broken_tasks.len()
     );
+    if !s.incomplete.is_empty() {
+        let _ = writeln!(out, "Incomplete (no result): {}.", s.incomplete.len());
+    }
     out.push_str("\n<details><summary>Tasks by outcome</summary>\n\n");
     for (outcome, ids) in &s.by_outcome {
         let ids: Vec<String> = ids.iter().map(|i| format!("`{i}`")).collect();

@@ -3,7 +3,8 @@
 //! Pure and synchronous, so every cell and edge is unit-tested without running anything.
 
 use super::outcome::{Level, Outcome};
-use crate::observe::{Group, Observation, TestStatus};
+use super::scoring::{Scoring, swebench_effect};
+use crate::observe::{Group, Observation, SwebenchView, TestStatus};
 use serde::{Deserialize, Serialize};
 
 /// What one test contributes to the verdict.
@@ -20,6 +21,8 @@ pub enum Effect {
     Broken,
     /// P2P test that already failed, errored or was missing at base: left out of the P2P axis.
     BrokenAtBase,
+    /// Counted neither way (SWE-bench's scoring: a skipped test): left out of its axis.
+    Uncounted,
 }
 
 /// One requested test as graded.
@@ -31,6 +34,10 @@ pub struct GradedTest {
     pub group: Group,
     /// What it contributes.
     pub effect: Effect,
+    /// What it contributes under the other scoring, when that differs (see
+    /// [`Verdict::other_scoring`](super::Verdict::other_scoring)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_effect: Option<Effect>,
     /// Status after the patch.
     pub status: TestStatus,
     /// Status at base, when a baseline was run.
@@ -59,7 +66,8 @@ pub struct Axis {
     pub passing: usize,
     /// The level derived from the counts.
     pub level: Level,
-    /// P2P tests left out because they were broken at base (always 0 for F2P).
+    /// Tests left out of the axis: P2P tests broken at base, and under SWE-bench's scoring
+    /// tests it counts neither way (skipped).
     pub excluded: usize,
 }
 
@@ -98,6 +106,8 @@ pub struct Observed<'a> {
     pub after: Observation,
     /// At base, or `None` when the baseline was not run.
     pub base: Option<Observation>,
+    /// How SWE-bench would count it after the patch (its first attempt).
+    pub swebench: SwebenchView,
     /// For a missing test: the closest ids the report does hold.
     pub did_you_mean: Vec<String>,
 }
@@ -131,16 +141,21 @@ pub fn effect(group: Group, after: TestStatus, base: Option<TestStatus>) -> Effe
     }
 }
 
-/// Classify observations into axes and a grid outcome.
-pub fn classify(observed: Vec<Observed<'_>>) -> Classification {
-    let mut tests: Vec<GradedTest> = observed
+/// Classify observations into axes and a grid outcome, by one scoring's rules.
+pub fn classify(observed: Vec<Observed<'_>>, scoring: Scoring) -> Classification {
+    let tests: Vec<GradedTest> = observed
         .into_iter()
         .map(|o| {
             let base_status = o.base.as_ref().map(|b| b.status);
+            let effect = match scoring {
+                Scoring::Patchgrade => effect(o.group, o.after.status, base_status),
+                Scoring::Swebench => swebench_effect(o.group, o.swebench),
+            };
             GradedTest {
                 id: o.id.to_string(),
                 group: o.group,
-                effect: effect(o.group, o.after.status, base_status),
+                effect,
+                other_effect: None,
                 status: o.after.status,
                 base_status,
                 message: o.after.message,
@@ -150,22 +165,36 @@ pub fn classify(observed: Vec<Observed<'_>>) -> Classification {
             }
         })
         .collect();
+    classify_effects(tests)
+}
+
+/// Axes and a grid outcome from tests whose effects are decided (by [`classify`], or by a
+/// harness that graded them elsewhere), F2P first.
+pub fn classify_effects(mut tests: Vec<GradedTest>) -> Classification {
+    let f2p_requested = tests.iter().any(|t| t.group == Group::F2p);
     // Stable: keeps the user's order within each group.
     tests.sort_by_key(|t| t.group == Group::P2p);
 
     let count = |e: Effect| tests.iter().filter(|t| t.effect == e).count();
+    let uncounted = |g: Group| {
+        tests
+            .iter()
+            .filter(|t| t.group == g && t.effect == Effect::Uncounted)
+            .count()
+    };
     let f2p = Axis::new(
         count(Effect::Fixed),
         count(Effect::Fixed) + count(Effect::NotFixed),
-        0,
+        uncounted(Group::F2p),
     );
     let p2p = Axis::new(
         count(Effect::Kept),
         count(Effect::Kept) + count(Effect::Broken),
-        count(Effect::BrokenAtBase),
+        count(Effect::BrokenAtBase) + uncounted(Group::P2p),
     );
-    // Without F2P tests (hidden from an agent) the verdict is about breakage alone.
-    let outcome = if f2p.total == 0 {
+    // Without F2P tests (hidden from an agent) the verdict is about breakage alone. F2P tests
+    // that are all uncounted make a vacuously full axis, as SWE-bench counts it.
+    let outcome = if !f2p_requested {
         Outcome::p2p_only(p2p.level)
     } else {
         Outcome::from_grid(f2p.level, p2p.level)
@@ -196,6 +225,10 @@ mod tests {
             group,
             after: Observation::bare(after),
             base: base.map(Observation::bare),
+            swebench: SwebenchView::of_cases(
+                crate::observe::status::SwebenchLog::Generic,
+                [(after, false)],
+            ),
             did_you_mean: Vec::new(),
         }
     }
@@ -217,7 +250,7 @@ mod tests {
                 Some(base),
             ));
         }
-        classify(v)
+        classify(v, Scoring::Patchgrade)
     }
 
     #[test]
@@ -264,20 +297,26 @@ mod tests {
 
     #[test]
     fn all_missing_is_regression_when_both_axes_have_tests() {
-        let c = classify(vec![
-            obs("a", Group::F2p, Missing, Some(Missing)),
-            obs("b", Group::P2p, Missing, Some(Passed)),
-        ]);
+        let c = classify(
+            vec![
+                obs("a", Group::F2p, Missing, Some(Missing)),
+                obs("b", Group::P2p, Missing, Some(Passed)),
+            ],
+            Scoring::Patchgrade,
+        );
         assert_eq!(c.outcome, Outcome::Regression);
         assert_eq!(c.tests[1].effect, Effect::Broken);
     }
 
     #[test]
     fn all_missing_at_both_is_no_op_with_p2p_excluded() {
-        let c = classify(vec![
-            obs("a", Group::F2p, Missing, Some(Missing)),
-            obs("b", Group::P2p, Missing, Some(Missing)),
-        ]);
+        let c = classify(
+            vec![
+                obs("a", Group::F2p, Missing, Some(Missing)),
+                obs("b", Group::P2p, Missing, Some(Missing)),
+            ],
+            Scoring::Patchgrade,
+        );
         assert_eq!(c.outcome, Outcome::NoOp);
         assert_eq!(c.p2p.total, 0);
         assert_eq!(c.p2p.excluded, 1);
@@ -329,11 +368,14 @@ mod tests {
 
     #[test]
     fn broken_at_base_is_not_blamed() {
-        let c = classify(vec![
-            obs("f", Group::F2p, Passed, Some(Failed)),
-            obs("p1", Group::P2p, Passed, Some(Passed)),
-            obs("p2", Group::P2p, Failed, Some(Failed)),
-        ]);
+        let c = classify(
+            vec![
+                obs("f", Group::F2p, Passed, Some(Failed)),
+                obs("p1", Group::P2p, Passed, Some(Passed)),
+                obs("p2", Group::P2p, Failed, Some(Failed)),
+            ],
+            Scoring::Patchgrade,
+        );
         assert_eq!(c.outcome, Outcome::Resolved);
         assert_eq!(
             c.p2p,
@@ -348,51 +390,64 @@ mod tests {
 
     #[test]
     fn passed_at_base_then_skipped_is_broken() {
-        let c = classify(vec![
-            obs("f", Group::F2p, Failed, Some(Failed)),
-            obs("p", Group::P2p, Skipped, Some(Passed)),
-        ]);
+        let c = classify(
+            vec![
+                obs("f", Group::F2p, Failed, Some(Failed)),
+                obs("p", Group::P2p, Skipped, Some(Passed)),
+            ],
+            Scoring::Patchgrade,
+        );
         assert_eq!(c.outcome, Outcome::Regression);
     }
 
     #[test]
     fn skipped_at_base_and_after_is_kept() {
-        let c = classify(vec![
-            obs("f", Group::F2p, Failed, Some(Failed)),
-            obs("p", Group::P2p, Skipped, Some(Skipped)),
-        ]);
+        let c = classify(
+            vec![
+                obs("f", Group::F2p, Failed, Some(Failed)),
+                obs("p", Group::P2p, Skipped, Some(Skipped)),
+            ],
+            Scoring::Patchgrade,
+        );
         assert_eq!(c.outcome, Outcome::NoOp);
     }
 
     #[test]
     fn f2p_listed_first_in_user_order() {
-        let c = classify(vec![
-            obs("p1", Group::P2p, Passed, None),
-            obs("f2", Group::F2p, Passed, None),
-            obs("p0", Group::P2p, Passed, None),
-            obs("f1", Group::F2p, Passed, None),
-        ]);
+        let c = classify(
+            vec![
+                obs("p1", Group::P2p, Passed, None),
+                obs("f2", Group::F2p, Passed, None),
+                obs("p0", Group::P2p, Passed, None),
+                obs("f1", Group::F2p, Passed, None),
+            ],
+            Scoring::Patchgrade,
+        );
         let ids: Vec<&str> = c.tests.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["f2", "f1", "p1", "p0"]);
     }
 
     #[test]
     fn messages_are_carried() {
-        let c = classify(vec![Observed {
-            id: "p",
-            group: Group::P2p,
-            after: Observation {
-                status: Failed,
-                message: Some("assert 1 == 2".into()),
-                details: Some("trace".into()),
-            },
-            base: Some(Observation {
-                status: Passed,
-                message: None,
-                details: None,
-            }),
-            did_you_mean: Vec::new(),
-        }]);
+        let c = classify(
+            vec![Observed {
+                id: "p",
+                group: Group::P2p,
+                after: Observation {
+                    status: Failed,
+                    message: Some("assert 1 == 2".into()),
+                    details: Some("trace".into()),
+                },
+                base: Some(Observation {
+                    status: Passed,
+                    message: None,
+                    details: None,
+                }),
+                swebench: SwebenchView::Fail,
+                did_you_mean: Vec::new(),
+            }],
+            Scoring::Patchgrade,
+        );
         assert_eq!(c.tests[0].message.as_deref(), Some("assert 1 == 2"));
         assert_eq!(c.tests[0].details.as_deref(), Some("trace"));
         assert_eq!(c.tests[0].base_status, Some(Passed));

@@ -4,6 +4,7 @@
 use super::classify::{Axis, Classification, Effect, GradedTest};
 use super::grade::Graded;
 use super::outcome::{Level, Outcome};
+use super::scoring::{OtherScoring, Scoring, differences};
 use super::verdict::*;
 use crate::observe::{Group, TestStatus};
 use crate::run::sandbox::Isolation;
@@ -17,6 +18,7 @@ pub(crate) struct Draft {
     pub(crate) warnings: Vec<Warning>,
     pub(crate) timings: Timings,
     pub(crate) isolation: Isolation,
+    pub(crate) scoring: Scoring,
 }
 
 impl Draft {
@@ -28,6 +30,7 @@ impl Draft {
             warnings: Vec::new(),
             timings: Timings::default(),
             isolation: Isolation::default(),
+            scoring: Scoring::default(),
         }
     }
 
@@ -188,6 +191,35 @@ impl Draft {
         ))
     }
 
+    /// The verdict of graded tests, by the draft's scoring, with the other scoring's grade
+    /// when it differs.
+    pub(crate) fn graded(self, graded: Graded, started: Instant) -> Verdict {
+        let Graded {
+            classification: own,
+            swebench,
+            ..
+        } = graded;
+        let rules = differences(&own, &swebench);
+        let swebench_resolved = swebench.outcome == Outcome::Resolved;
+        let (mut chosen, other) = match self.scoring {
+            Scoring::Patchgrade => (own, swebench),
+            Scoring::Swebench => (swebench, own),
+        };
+        for (test, theirs) in chosen.tests.iter_mut().zip(&other.tests) {
+            test.other_effect = (theirs.effect != test.effect).then_some(theirs.effect);
+        }
+        let other_scoring = (other.outcome != chosen.outcome).then(|| OtherScoring {
+            scoring: self.scoring.other(),
+            outcome: other.outcome,
+            rules,
+        });
+        let disagree = swebench_resolved != (chosen.outcome == Outcome::Resolved);
+        let mut verdict = self.finish(chosen.outcome, Some(chosen), None, started);
+        verdict.swebench_resolved = disagree.then_some(swebench_resolved);
+        verdict.other_scoring = other_scoring;
+        verdict
+    }
+
     pub(crate) fn fail(
         self,
         stage: Stage,
@@ -235,12 +267,16 @@ impl Draft {
         Verdict {
             schema_version: SCHEMA_VERSION,
             outcome,
+            model_name_or_path: None,
             summary,
             task: self.task,
             patch: self.patch,
             f2p,
             p2p,
             tests,
+            scoring: self.scoring,
+            swebench_resolved: None,
+            other_scoring: None,
             error,
             warnings: self.warnings,
             runs: self.runs,

@@ -2,14 +2,17 @@
 //! candidate's run and the baseline's, retries and refused ids accounted for, then classified.
 
 use super::classify::{Classification, Observed, classify};
+use super::scoring::Scoring;
 use crate::observe::ids::{IdSyntax, Index, Resolution};
 use crate::observe::{Evidence, Observation, Requested, TestStatus};
 
 /// The classification, and what was noticed on the way.
 #[derive(Debug, Clone)]
 pub struct Graded {
-    /// Axes, outcome and per-test effects.
+    /// Axes, outcome and per-test effects, by patchgrade's rules.
     pub classification: Classification,
+    /// The same, by SWE-bench's rules.
+    pub swebench: Classification,
     /// Ids that matched several different tests.
     pub ambiguous: Vec<String>,
     /// Truncated ids that were run and matched as their enclosing test.
@@ -32,7 +35,8 @@ pub fn grade(
     let cand = Lookup::new(syntax, candidate);
     let base = baseline.map(|b| Lookup::new(syntax, b));
     let mut graded = Graded {
-        classification: classify(Vec::new()),
+        classification: classify(Vec::new(), Scoring::Patchgrade),
+        swebench: classify(Vec::new(), Scoring::Swebench),
         ambiguous: Vec::new(),
         widened: Vec::new(),
         flaky: Vec::new(),
@@ -65,10 +69,12 @@ pub fn grade(
             group,
             after: after.observation,
             base: before.map(|b| b.observation),
+            swebench: after.swebench,
             did_you_mean: after.suggestions,
         });
     }
-    graded.classification = classify(observed);
+    graded.swebench = classify(observed.clone(), Scoring::Swebench);
+    graded.classification = classify(observed, Scoring::Patchgrade);
     graded
 }
 
@@ -103,6 +109,7 @@ impl<'a> Lookup<'a> {
                 message: Some(format!("rejected by the runner: {why}")),
                 ..Observation::missing()
             };
+            resolution.swebench = crate::observe::SwebenchView::Fail;
             return resolution;
         }
         let mut resolution = first.resolve(id);
@@ -135,6 +142,7 @@ impl<'a> Lookup<'a> {
             ambiguous: false,
             widened: false,
             suggestions: Vec::new(),
+            swebench: crate::observe::SwebenchView::Fail,
         }
     }
 }

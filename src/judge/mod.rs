@@ -8,12 +8,15 @@
 //! - [`classify`]: per-test [`Effect`](classify::Effect)s and the axes.
 //! - [`grade`]: [`grade()`](grade::grade), ids resolved in both runs and classified.
 //! - [`verdict`]: [`Verdict`] and everything in it.
+//! - [`scoring`]: [`Scoring`](scoring::Scoring), patchgrade's rules or SWE-bench's, and the
+//!   rule behind each test they count differently.
 //! - [`draft`]: a verdict under construction (warnings, timings, runs).
 
 pub mod classify;
 pub mod draft;
 pub mod grade;
 pub mod outcome;
+pub mod scoring;
 pub mod verdict;
 
 pub(crate) use draft::Draft;

@@ -6,6 +6,7 @@
 
 pub use super::classify::{Axis, Effect, GradedTest};
 pub use super::outcome::{Level, Outcome};
+pub use super::scoring::{OtherScoring, RuleDifference, Scoring, ScoringRule};
 pub use crate::observe::{Group, IdSyntax, TestStatus};
 pub use crate::run::Termination;
 use crate::run::sandbox::Isolation;
@@ -23,6 +24,9 @@ pub struct Verdict {
     pub schema_version: u32,
     /// One of the nine outcomes.
     pub outcome: Outcome,
+    /// The model or agent that wrote the candidate (a prediction's `model_name_or_path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_name_or_path: Option<String>,
     /// The outcome in one sentence.
     pub summary: String,
     /// What was graded against.
@@ -35,6 +39,18 @@ pub struct Verdict {
     pub p2p: Axis,
     /// Every requested test, F2P first.
     pub tests: Vec<GradedTest>,
+    /// The rules the outcome, axes and effects follow: patchgrade's own (the default) or
+    /// SWE-bench's (`--scoring swebench`).
+    #[serde(default)]
+    pub scoring: Scoring,
+    /// SWE-bench's resolved flag for the same observations, when it is not this verdict's
+    /// (`outcome == resolved`); `other_scoring.rules` says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swebench_resolved: Option<bool>,
+    /// The other scoring's outcome, when it differs, with the rule behind each test it counts
+    /// differently.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_scoring: Option<OtherScoring>,
     /// Why the run could not be judged (outcome `error` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
@@ -140,6 +156,9 @@ pub struct TaskInfo {
     /// The repository (`check` only; `grade` reads reports).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<PathBuf>,
+    /// The project's `owner/name`, as a SWE-bench dataset writes it (`repo` there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_name: Option<String>,
     /// The base revision as given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
@@ -240,6 +259,9 @@ pub enum ErrorCause {
     SandboxFailed,
     /// `derive`: the gold patch does not apply to the base.
     GoldDoesNotApply,
+    /// Imported: the harness that ran it wrote no report (its run failed before the tests
+    /// were graded: an image that would not build, a timeout, a crash).
+    NotEvaluated,
 }
 
 /// The reason for outcome `error`.

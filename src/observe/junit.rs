@@ -37,6 +37,10 @@ pub struct Case {
     pub index: usize,
     /// Status and message.
     pub observation: Observation,
+    /// pytest's xfail (`<skipped type="pytest.xfail">`): skipped here, passing in
+    /// SWE-bench's count ([`SwebenchView`](super::status::SwebenchView)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub xfail: bool,
 }
 
 /// The `<testsuite>` elements around a testcase, outermost first.
@@ -458,6 +462,12 @@ impl Parser<'_> {
             return;
         }
         let suite = self.suite();
+        let xfail = body.failure.is_none()
+            && body.error.is_none()
+            && body
+                .skipped
+                .as_ref()
+                .is_some_and(|s| s.kind == "pytest.xfail");
         self.report.cases.push(Case {
             classname: classname.unwrap_or_default(),
             name: name.unwrap_or_default(),
@@ -467,6 +477,7 @@ impl Parser<'_> {
             source: self.source,
             index,
             observation: observe(body, status.as_deref()),
+            xfail,
         });
     }
 }

@@ -74,3 +74,149 @@ impl Observation {
         Observation::bare(TestStatus::Missing)
     }
 }
+
+/// How SWE-bench's harness counts one test, from the status its log parser reads: `PASSED`
+/// and `XFAIL` pass, `FAILED`, `ERROR` and a test absent from the log fail, and anything
+/// else (`SKIPPED`, `XPASS`) counts neither way (`swebench.harness.grading.test_passed` and
+/// `test_failed`). Which statuses its parser can read at all depends on the runner's log
+/// ([`SwebenchLog`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwebenchView {
+    /// Counted as passing.
+    Pass,
+    /// Counted as failing.
+    Fail,
+    /// Counted neither way.
+    Uncounted,
+}
+
+/// The log SWE-bench's parser reads for a runner, which decides what it sees of skipped tests
+/// and expected failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SwebenchLog {
+    /// pytest's `-rA` short summary (`parse_log_pytest` and its kin): `XFAIL <id>` is read,
+    /// but a skip is printed `SKIPPED [1] file:line: reason`, without its id, so a skipped
+    /// test is absent, and fails.
+    PytestSummary,
+    /// Django's runner at verbosity 2 (`parse_log_django`): `… skipped` is read and counts
+    /// neither way; `… expected failure` and `… unexpected success` are not read at all.
+    Django,
+    /// sympy's `bin/test --verbose` (`parse_log_sympy`): only `ok`, `F` and `E` are read; a
+    /// skip (`s`, `w`), an expected failure (`f`) and an unexpected pass (`X`) are absent.
+    Sympy,
+    /// The grading rules alone, for a log that reads every status.
+    Generic,
+}
+
+impl SwebenchView {
+    /// The view of the testcases that one id names. SWE-bench keys its status map by the id
+    /// it reads from the log, so testcases that share an id (a SWE-bench id cut at its first
+    /// space names every parameter it starts) overwrite each other, and the status printed
+    /// last stands. pytest's `-rA` summary prints passed, skipped, xfailed, xpassed, errors,
+    /// then failures, so the last is the worst in that order. Each element is (status,
+    /// expected failure); none at all is a test absent from the log.
+    pub fn of_cases(
+        log: SwebenchLog,
+        cases: impl IntoIterator<Item = (TestStatus, bool)>,
+    ) -> SwebenchView {
+        cases
+            .into_iter()
+            .filter_map(|c| log.line(c))
+            .max_by_key(|(rank, _)| *rank)
+            .map_or(SwebenchView::Fail, |(_, view)| view)
+    }
+}
+
+impl SwebenchLog {
+    /// What the log shows of one testcase: its rank in pytest's short summary order (so the
+    /// status printed last ranks highest) and how it counts; `None` when its id is not in the
+    /// log at all.
+    fn line(self, (status, expected_failure): (TestStatus, bool)) -> Option<(u8, SwebenchView)> {
+        use SwebenchLog::*;
+        match status {
+            TestStatus::Passed | TestStatus::Flaky => Some((0, SwebenchView::Pass)),
+            TestStatus::Skipped if expected_failure => match self {
+                PytestSummary | Generic => Some((2, SwebenchView::Pass)),
+                Django | Sympy => None,
+            },
+            TestStatus::Skipped => match self {
+                Django | Generic => Some((1, SwebenchView::Uncounted)),
+                PytestSummary | Sympy => None,
+            },
+            TestStatus::Error => Some((4, SwebenchView::Fail)),
+            TestStatus::Failed => Some((5, SwebenchView::Fail)),
+            TestStatus::Missing => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TestStatus::*;
+
+    fn view(log: SwebenchLog, cases: &[(TestStatus, bool)]) -> SwebenchView {
+        SwebenchView::of_cases(log, cases.iter().copied())
+    }
+
+    #[test]
+    fn what_each_log_shows_of_a_test() {
+        use SwebenchLog::*;
+        use SwebenchView::{Fail, Pass, Uncounted};
+        // (status, expected failure) → pytest, Django, sympy, generic
+        let table = [
+            ((Passed, false), [Pass, Pass, Pass, Pass]),
+            ((Skipped, true), [Pass, Fail, Fail, Pass]),
+            ((Skipped, false), [Fail, Uncounted, Fail, Uncounted]),
+            ((Failed, false), [Fail, Fail, Fail, Fail]),
+            ((Error, false), [Fail, Fail, Fail, Fail]),
+            ((Missing, false), [Fail, Fail, Fail, Fail]),
+        ];
+        for (case, want) in table {
+            for (log, want) in [PytestSummary, Django, Sympy, Generic]
+                .into_iter()
+                .zip(want)
+            {
+                assert_eq!(view(log, &[case]), want, "{case:?} in {log:?}");
+            }
+        }
+        assert_eq!(view(Generic, &[]), Fail);
+    }
+
+    #[test]
+    fn the_status_printed_last_stands_for_a_shared_id() {
+        use SwebenchLog::Generic;
+        assert_eq!(
+            view(Generic, &[(Passed, false), (Skipped, false)]),
+            SwebenchView::Uncounted
+        );
+        assert_eq!(
+            view(Generic, &[(Skipped, false), (Skipped, true)]),
+            SwebenchView::Pass
+        );
+        assert_eq!(
+            view(
+                SwebenchLog::PytestSummary,
+                &[(Skipped, true), (Passed, false)]
+            ),
+            SwebenchView::Pass
+        );
+        // pytest prints a skip without its id: it overwrites nothing.
+        assert_eq!(
+            view(
+                SwebenchLog::PytestSummary,
+                &[(Passed, false), (Skipped, false)]
+            ),
+            SwebenchView::Pass
+        );
+        assert_eq!(
+            view(Generic, &[(Failed, false), (Passed, false)]),
+            SwebenchView::Fail
+        );
+        assert_eq!(
+            view(Generic, &[(Skipped, true), (Error, false)]),
+            SwebenchView::Fail
+        );
+    }
+}

@@ -5,7 +5,8 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 /// One suite `patchgrade`: a testcase `outcome` (passing only for `resolved` and, P2P-only,
 /// `no-breakage`) and one testcase
-/// per graded test, classname `f2p` or `p2p`. Tests broken at base are skipped.
+/// per graded test, classname `f2p` or `p2p`. Tests left out of their axis (broken at base, or
+/// uncounted by SWE-bench's scoring) are skipped.
 pub fn junit(v: &Verdict) -> Result<String, quick_junit::SerializeError> {
     let mut suite = TestSuite::new("patchgrade");
     let mut outcome_status = if matches!(v.outcome, Outcome::Resolved | Outcome::NoBreakage) {
@@ -27,11 +28,18 @@ pub fn junit(v: &Verdict) -> Result<String, quick_junit::SerializeError> {
     case.set_classname("patchgrade");
     suite.add_test_case(case);
     for t in &v.tests {
-        let mut status = match t.effect {
+        let status = match t.effect {
             Effect::Fixed | Effect::Kept => TestCaseStatus::success(),
             Effect::BrokenAtBase => {
                 let mut s = TestCaseStatus::skipped();
                 s.set_message("broken at base, not counted");
+                s.set_type("broken-at-base");
+                s
+            }
+            Effect::Uncounted => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!("{}, not counted (SWE-bench's scoring)", t.status));
+                s.set_type("uncounted");
                 s
             }
             Effect::NotFixed | Effect::Broken => {
@@ -47,9 +55,6 @@ pub fn junit(v: &Verdict) -> Result<String, quick_junit::SerializeError> {
                 s
             }
         };
-        if let TestCaseStatus::Skipped { .. } = &status {
-            status.set_type("broken-at-base");
-        }
         let mut case = TestCase::new(t.id.as_str(), status);
         case.set_classname(match t.group {
             Group::F2p => "f2p",

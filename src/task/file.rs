@@ -65,6 +65,8 @@ pub struct TaskFile {
     pub image_workdir: Option<PathBuf>,
     /// Whether the tests get the network.
     pub network: Option<bool>,
+    /// Whose rules grade the observations: `patchgrade` (default) or `swebench`.
+    pub scoring: Option<String>,
 }
 
 /// A task file that cannot be used.
@@ -172,6 +174,7 @@ impl TaskFile {
             image: self.image.or(below.image),
             image_workdir: self.image_workdir.or(below.image_workdir),
             network: self.network.or(below.network),
+            scoring: self.scoring.or(below.scoring),
         }
     }
 

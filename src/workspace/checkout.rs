@@ -357,7 +357,16 @@ impl Checkout {
                     ..exact
                 }),
             },
-        }?;
+        }
+        .map_err(|mut failure| {
+            if self.applies_reversed(patch) {
+                failure.message.push_str(
+                    "; the patch is already applied: its reverse applies here (`patch \
+                     --batch`, SWE-bench's last resort, would assume -R and undo it)",
+                );
+            }
+            failure
+        })?;
         self.keep_modes(patch);
         Ok(applied)
     }
@@ -391,6 +400,18 @@ impl Checkout {
         tree.get_path(Path::new(path)).ok()
     }
 
+    /// Whether the patch undone applies exactly here, checked without writing anything.
+    fn applies_reversed(&self, patch: &Patch) -> bool {
+        let Some(diff) = patch.reversed().and_then(|p| p.diff().ok()) else {
+            return false;
+        };
+        let mut opts = ApplyOptions::new();
+        opts.check(true);
+        self.repo
+            .apply(&diff, ApplyLocation::WorkDir, Some(&mut opts))
+            .is_ok()
+    }
+
     fn apply_exact(&self, diff: &git2::Diff<'_>) -> Result<(), ApplyFailure> {
         let file = RefCell::new(None::<String>);
         let hunk = RefCell::new(None::<String>);
@@ -414,10 +435,12 @@ impl Checkout {
             .repo
             .apply(diff, ApplyLocation::WorkDir, Some(&mut opts));
         drop(opts);
+        // libgit2 names files by their path in the checkout, which is nobody's business.
+        let root = format!("{}/", self.workdir.display());
         result.map_err(|e| ApplyFailure {
             file: file.into_inner(),
             hunk: hunk.into_inner(),
-            message: e.message().to_string(),
+            message: e.message().replace(&root, ""),
         })
     }
 

@@ -113,6 +113,12 @@ impl Patch {
         Some(made)
     }
 
+    /// The patch undone (as `patch -R` applies it), when it can be turned around.
+    pub fn reversed(&self) -> Option<Patch> {
+        let text = super::repair::reversed(&self.text)?;
+        Patch::parse(&text).ok().flatten()
+    }
+
     /// What the patch came wrapped in (a Markdown fence, `<pre>`), if anything.
     pub fn wrapper(&self) -> Option<Wrapper> {
         self.wrapper

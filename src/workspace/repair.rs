@@ -184,6 +184,63 @@ fn boundary(lines: &[&str], i: usize) -> bool {
     }
 }
 
+/// The patch undone: what `patch -R` applies. Only to ask whether a patch that does not
+/// apply is already applied; `None` for a binary patch, which this cannot turn around.
+pub(super) fn reversed(text: &[u8]) -> Option<Vec<u8>> {
+    let text = String::from_utf8_lossy(text);
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.lines().peekable();
+    let swaps = [
+        ("new file mode ", "deleted file mode "),
+        ("old mode ", "new mode "),
+        ("rename from ", "rename to "),
+        ("copy from ", "copy to "),
+    ];
+    while let Some(line) = lines.next() {
+        if line.starts_with("GIT binary patch") {
+            return None;
+        }
+        let swapped = swaps.iter().find_map(|(a, b)| {
+            line.strip_prefix(a)
+                .map(|rest| format!("{b}{rest}"))
+                .or_else(|| line.strip_prefix(b).map(|rest| format!("{a}{rest}")))
+        });
+        let turned = if let Some(s) = swapped {
+            s
+        } else if let (Some(old), Some(new)) = (
+            line.strip_prefix("--- "),
+            lines.peek().and_then(|n| n.strip_prefix("+++ ")),
+        ) {
+            // Each name moves to the other side, with that side's prefix.
+            let relabel = |name: &str, prefix: &str| match name.split_once('/') {
+                Some(("a" | "b", rest)) => format!("{prefix}{rest}"),
+                _ => name.to_string(),
+            };
+            let pair = format!("--- {}\n+++ {}", relabel(new, "a/"), relabel(old, "b/"));
+            lines.next();
+            pair
+        } else if let Some((a, b, c, d, tail)) = hunk_header(line) {
+            format!("@@ -{c},{d} +{a},{b} @@{tail}")
+        } else if let Some(range) = line.strip_prefix("index ") {
+            let (ids, mode) = range.split_once(' ').unwrap_or((range, ""));
+            let (a, b) = ids.split_once("..")?;
+            format!(
+                "index {b}..{a}{}{mode}",
+                if mode.is_empty() { "" } else { " " }
+            )
+        } else if let Some(rest) = line.strip_prefix('-') {
+            format!("+{rest}")
+        } else if let Some(rest) = line.strip_prefix('+') {
+            format!("-{rest}")
+        } else {
+            line.to_string()
+        };
+        out.push_str(&turned);
+        out.push('\n');
+    }
+    Some(out.into_bytes())
+}
+
 /// `@@ -a,b +c,d @@ tail` as its numbers and tail.
 fn hunk_header(line: &str) -> Option<(usize, usize, usize, usize, &str)> {
     let rest = line.strip_prefix("@@ -")?;
@@ -315,6 +372,18 @@ mod tests {
         let short = b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n-- \n2.47.3\n";
         let fixed = String::from_utf8(recount(short).unwrap()).unwrap();
         assert!(fixed.contains("@@ -1,1 +1,2 @@\n"), "{fixed}");
+    }
+
+    #[test]
+    fn a_patch_reversed_undoes_it() {
+        let text = b"diff --git a/x b/x\nindex 1111111..2222222 100644\n--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@ fn\n a\n-b\n+c\n+d\ndiff --git a/n b/n\nnew file mode 100644\nindex 0000000..3333333\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+n\n";
+        let back = String::from_utf8(reversed(text).unwrap()).unwrap();
+        assert_eq!(
+            back,
+            "diff --git a/x b/x\nindex 2222222..1111111 100644\n--- a/x\n+++ b/x\n@@ -1,3 +1,2 @@ fn\n a\n+b\n-c\n-d\ndiff --git a/n b/n\ndeleted file mode 100644\nindex 3333333..0000000\n--- a/n\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-n\n"
+        );
+        assert!(git2::Diff::from_buffer(back.as_bytes()).is_ok());
+        assert!(reversed(b"diff --git a/p b/p\nGIT binary patch\nliteral 1\n").is_none());
     }
 
     #[test]

@@ -606,3 +606,55 @@ fn miscounted_hunks_are_counted_again_and_said() {
     assert_eq!(work, expected);
     f.assert_untouched(&before);
 }
+
+/// Where SWE-bench's last resort, `patch --batch`, is not faithful, patchgrade refuses and
+/// says why: a patch already in the tree (`patch` assumes -R and undoes it), and the deletion
+/// of a file that is not there (`patch` assumes -R and creates it). The reason names the
+/// file as the patch does, never the temporary checkout.
+#[test]
+fn what_patch_would_reverse_is_refused_and_said() {
+    let f = base_repo(&[("pkg/core.py", "def f():\n    return 3\n", false)]);
+    let cases = [
+        (
+            "already applied",
+            "--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 3\n",
+            "pkg/core.py",
+        ),
+        (
+            "deletes a file that is not there",
+            "diff --git a/pkg/gone.py b/pkg/gone.py\ndeleted file mode 100644\nindex 1234567..0000000\n--- a/pkg/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x = 1\n",
+            "pkg/gone.py",
+        ),
+    ];
+    for (case, text, file) in cases {
+        let patch = f.scratch_file("prediction.diff", text);
+        let before = f.snapshot();
+        let (v, _) = check(&f, &patch, &[]);
+        assert_eq!(v["outcome"], "patch-failed", "{case}: {v:#}");
+        let failure = &v["patch"]["apply_failure"];
+        assert_eq!(failure["file"], file, "{case}");
+        let message = failure["message"].as_str().unwrap();
+        assert!(
+            message.contains("the patch is already applied: its reverse applies here"),
+            "{case}: {message}"
+        );
+        assert!(
+            !message.contains("/tmp") && !message.contains(f.tmp.to_str().unwrap()),
+            "{case}: {message}"
+        );
+        f.assert_untouched(&before);
+    }
+    // A patch that does not apply for another reason says nothing of the kind.
+    let patch = f.scratch_file(
+        "stale.diff",
+        "--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def g():\n-    return 1\n+    return 2\n",
+    );
+    let (v, _) = check(&f, &patch, &[]);
+    assert_eq!(v["outcome"], "patch-failed", "{v:#}");
+    assert!(
+        !v["patch"]["apply_failure"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already applied")
+    );
+}

@@ -366,6 +366,23 @@ pub fn have_runner(program: &str) -> bool {
     found
 }
 
+/// SWE-bench's harness (the `swebench` package from PyPI) in the python `scripts/test`
+/// names in `PATCHGRADE_SWEBENCH_PYTHON` (`scripts/swebench-env`), or a skip.
+pub fn swebench_python() -> Option<PathBuf> {
+    let python = std::env::var_os("PATCHGRADE_SWEBENCH_PYTHON").map(PathBuf::from);
+    let works = python.as_ref().is_some_and(|p| {
+        Command::new(p)
+            .args(["-c", "import swebench.harness.grading"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !works {
+        skip("SWE-bench's harness is not installed (scripts/swebench-env)");
+        return None;
+    }
+    python
+}
+
 /// Whether bubblewrap is here, for the tests of what only a sandboxed run does.
 pub fn require_bwrap() -> bool {
     have_runner("bwrap")

@@ -10,7 +10,7 @@ mod native;
 mod pytest;
 
 use super::junit::{Case, Report};
-use super::status::{Observation, TestStatus};
+use super::status::{Observation, SwebenchLog, SwebenchView, TestStatus};
 use crate::util::names::Named;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -86,6 +86,14 @@ impl IdSyntax {
             IdSyntax::Pytest | IdSyntax::Unittest => pytest::run_form(id),
             IdSyntax::Java => native::java_run_form(id),
             _ => id.to_string(),
+        }
+    }
+
+    /// The log SWE-bench's harness reads for this runner.
+    pub fn swebench_log(self) -> SwebenchLog {
+        match self {
+            IdSyntax::Pytest | IdSyntax::Unittest => SwebenchLog::PytestSummary,
+            _ => SwebenchLog::Generic,
         }
     }
 
@@ -194,6 +202,8 @@ pub struct Resolution {
     pub widened: bool,
     /// For a missing id: the closest ids the report does hold.
     pub suggestions: Vec<String>,
+    /// How SWE-bench's harness would count the testcases the id names.
+    pub swebench: SwebenchView,
 }
 
 /// One test of a report, as an id of a syntax (see [`Index::listing`]).
@@ -289,6 +299,7 @@ impl<'a> Index<'a> {
                 ambiguous: false,
                 widened: query.widened,
                 suggestions: self.suggest(id, &query),
+                swebench: SwebenchView::Fail,
             };
         }
         let (observation, ambiguous) = match self.syntax {
@@ -305,6 +316,10 @@ impl<'a> Index<'a> {
             ambiguous: ambiguous && !query.widened,
             widened: query.widened,
             suggestions: Vec::new(),
+            swebench: SwebenchView::of_cases(
+                self.syntax.swebench_log(),
+                matched.iter().map(|c| (c.observation.status, c.xfail)),
+            ),
         }
     }
 

@@ -14,6 +14,7 @@ fn case(classname: &str, name: &str, status: TestStatus, msg: Option<&str>) -> C
             message: msg.map(str::to_string),
             details: None,
         },
+        xfail: false,
     }
 }
 
