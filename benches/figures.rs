@@ -635,7 +635,7 @@ fn batch() {
 }
 
 /// The image the container figures run in (`scripts/sandboxes` builds it).
-const IMAGE: &str = "patchgrade-test/python:bookworm";
+const IMAGE: &str = "patchgrade-test/python:bookworm-v2";
 
 fn engine_has_image(engine: &str) -> bool {
     Command::new(engine)

@@ -45,6 +45,7 @@ pub(crate) struct Key<'a> {
     pub(crate) p2p: &'a [String],
     pub(crate) env: &'a [(String, String)],
     pub(crate) setup_cmd: Option<&'a str>,
+    pub(crate) python: Option<&'a Path>,
     pub(crate) retries: usize,
     pub(crate) runner_version: Option<&'a str>,
     /// Where it ran (`bwrap`; `docker:<image id>`), and with the network or not.
@@ -175,6 +176,7 @@ mod tests {
             p2p: &[],
             env,
             setup_cmd: None,
+            python: None,
             retries: 0,
             runner_version: Some("pytest 8"),
             sandbox: "bwrap".into(),
@@ -193,6 +195,9 @@ mod tests {
         assert_ne!(base, BaselineCache::name(&key(&ids, &env)));
         let mut k = key(&ids, &[]);
         k.retries = 1;
+        assert_ne!(base, BaselineCache::name(&k));
+        let mut k = key(&ids, &[]);
+        k.python = Some(Path::new("/venvs/a/bin/python"));
         assert_ne!(base, BaselineCache::name(&k));
         let mut k = key(&ids, &[]);
         k.test_patch = None;

@@ -8,7 +8,7 @@ use crate::judge::verdict::{ErrorCause, RunInfo};
 use crate::observe::junit::JunitError;
 use crate::observe::{Evidence, Report, TestStatus};
 use crate::run::command::{with_workdir, with_workdir_raw};
-use crate::run::preset::rejected_ids;
+use crate::run::preset::{SUPPORT_DIR_VAR, rejected_ids};
 use crate::run::sandbox::Paths;
 use crate::run::{Jail, Termination, process};
 use crate::util::time::ms;
@@ -65,18 +65,34 @@ impl Check {
                 };
             }
         };
+        let mut env = self.env_for(plan, &jail.workdir());
+        // The runner's own files, where code under test cannot rewrite them.
+        let support = plan.command.support_files();
+        if !support.is_empty() {
+            match jail.support(support) {
+                Ok(seen) => env.0.push((SUPPORT_DIR_VAR.to_string(), seen)),
+                Err(e) => {
+                    info.duration_ms = ms(started.elapsed());
+                    let why = format!("the runner's files could not be written: {e}");
+                    return Execution {
+                        info,
+                        evidence: Err((ErrorCause::SandboxFailed, why)),
+                    };
+                }
+            }
+        }
         let runner = Attempts {
             check: self,
             plan,
             dir,
-            env: self.env_for(plan, &jail.workdir()),
+            env,
             workdir,
             hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
             jail: &jail,
         };
         let evidence = async {
             if let Some(setup) = setup {
-                let script = with_workdir(setup, &jail.workdir());
+                let script = self.with_python(with_workdir(setup, &jail.workdir()));
                 let setup = runner.spec(script, "setup", true);
                 match runner.run(&setup).await {
                     Ok(f) if f.termination == Termination::Exited(0) => {}
@@ -276,10 +292,12 @@ impl Attempts<'_> {
         } else {
             format!("junit{suffix}.xml")
         });
-        let tests = command.select(ids, &self.workdir);
-        let script = command
-            .template()
-            .render(&tests, &seen, &self.jail.workdir());
+        let tests = command.select(ids, &self.workdir, &self.plan.test_files);
+        let script = self.check.with_python(command.template().render(
+            &tests,
+            &seen,
+            &self.jail.workdir(),
+        ));
         let spec = self.spec(script.clone(), &format!("test{suffix}"), false);
         info.attempts += 1;
         if n == 0 {

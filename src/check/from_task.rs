@@ -29,6 +29,7 @@ impl Check {
     /// when the check runs. A task without a repository path is an error: a default (`.`) is
     /// the front end's to give, as a layer.
     pub fn from_task(task: &TaskFile, options: &CheckOptions) -> Result<Check, Error> {
+        let task = &task.clone().with_swebench_defaults();
         let Some(repo) = &task.repo_path else {
             return Err(Error::NoRepository {
                 instance_id: task.instance_id.clone().unwrap_or_else(|| "task".into()),
@@ -87,6 +88,9 @@ impl Check {
         }
         if let Some(name) = &task.repo {
             check = check.repo_name(name);
+        }
+        if let Some(python) = &task.python {
+            check = check.python(python);
         }
         if let Some(cache) = &options.cache {
             check = check.baseline_cache(cache.clone());

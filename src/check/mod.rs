@@ -32,6 +32,7 @@ use crate::judge::Draft;
 use crate::judge::verdict::Scoring;
 use crate::judge::verdict::{Outcome, PatchInfo, TaskInfo, Verdict, WarningKind};
 use crate::observe::Requested;
+use crate::run::preset::is_test_file;
 use crate::run::sandbox::SandboxChoice;
 use crate::run::{Preset, Sandbox, TestCommand};
 use crate::task::validate_ids;
@@ -90,6 +91,7 @@ pub struct Check {
     network: bool,
     scoring: Scoring,
     repo_name: Option<String>,
+    python: Option<PathBuf>,
 }
 
 impl Check {
@@ -122,6 +124,7 @@ impl Check {
             network: false,
             scoring: Scoring::Patchgrade,
             repo_name: None,
+            python: None,
         }
     }
 
@@ -290,6 +293,23 @@ impl Check {
         self
     }
 
+    /// The Python interpreter the commands run (`python` on their `PATH`): its directory goes
+    /// first on `PATH` (a virtualenv's `bin/python`, or, in a container, the image's, as SWE-bench's
+    /// images keep it in `/opt/miniconda3/envs/testbed/bin`). A path as the commands see it.
+    pub fn python(mut self, interpreter: impl Into<PathBuf>) -> Check {
+        self.python = Some(interpreter.into());
+        self
+    }
+
+    /// A script with [`Check::python`]'s directory first on `PATH`.
+    fn with_python(&self, script: String) -> String {
+        let Some(dir) = self.python.as_deref().and_then(std::path::Path::parent) else {
+            return script;
+        };
+        let dir = shell_words::quote(&dir.to_string_lossy()).into_owned();
+        format!("PATH={dir}:\"$PATH\"; export PATH\n{script}")
+    }
+
     /// Label the verdict with the project's `owner/name` (a SWE-bench instance's `repo`).
     pub fn repo_name(mut self, name: impl Into<String>) -> Check {
         self.repo_name = Some(name.into());
@@ -409,6 +429,16 @@ impl Check {
             return Err(Error::NotUtf8(self.repo.clone()));
         }
         let source = Source::resolve(&self.repo, &self.base)?;
+        // The test patch's test files, which some runners run whole (SWE-bench's directives).
+        let test_files = match (&test_patch, command.runs_test_files()) {
+            (Some(tp), true) => tp
+                .files()
+                .iter()
+                .filter(|f| is_test_file(f))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
         let sandbox = Sandbox::resolve(
             self.sandbox,
             self.image.as_deref(),
@@ -420,6 +450,7 @@ impl Check {
             candidate,
             test_patch,
             command,
+            test_files,
             f2p,
             p2p,
         })
@@ -445,6 +476,8 @@ struct Plan {
     candidate: Option<Patch>,
     test_patch: Option<Patch>,
     command: TestCommand,
+    /// The test patch's files the command runs whole (see [`TestCommand::runs_test_files`]).
+    test_files: Vec<String>,
     f2p: Vec<String>,
     p2p: Vec<String>,
 }

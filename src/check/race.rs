@@ -211,6 +211,7 @@ impl Check {
             p2p: &plan.p2p,
             env: &self.env,
             setup_cmd: self.setup_cmd.as_deref(),
+            python: self.python.as_deref(),
             retries: self.retries,
             runner_version,
             sandbox: match &plan.sandbox {
@@ -244,7 +245,7 @@ impl Check {
                     let probe = process::Spec {
                         env: self.env_for(plan, root.path()).0,
                         ..process::Spec::on_host(
-                            script.to_string(),
+                            self.with_python(script.to_string()),
                             root.path(),
                             root.path(),
                             "version",

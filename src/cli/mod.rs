@@ -172,9 +172,18 @@ pub fn explain(e: Error) -> anyhow::Error {
 #[derive(clap::Args)]
 pub struct CommandArgs {
     /// Preset test runner: pytest, unittest, nextest, go, jest, vitest, mocha, node, ctest,
-    /// phpunit, maven, gradle.
+    /// phpunit, maven, gradle, django, sympy; or swebench, which picks each task's from its
+    /// repository as SWE-bench's harness does.
     #[arg(long, value_name = "NAME")]
     pub runner: Option<String>,
+    /// Run each task as SWE-bench's harness does (--runner swebench): its repository's runner,
+    /// the test patch's test files, and with --sandbox docker|podman its SWE-bench image.
+    #[arg(long, conflicts_with = "runner")]
+    pub swebench: bool,
+    /// The Python interpreter the commands run: its directory goes first on PATH (a
+    /// virtualenv's bin/python; in a container, a path in the image).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<std::path::PathBuf>,
     /// Test command template with {tests}, {junit} and {workdir}.
     #[arg(long, value_name = "TEMPLATE")]
     pub test_cmd: Option<String>,
@@ -218,7 +227,12 @@ impl CommandArgs {
             None => None,
         };
         Ok(TaskFile {
-            runner: self.runner.clone(),
+            runner: if self.swebench {
+                Some("swebench".into())
+            } else {
+                self.runner.clone()
+            },
+            python: self.python.clone(),
             test_cmd: self.test_cmd.clone(),
             ids: self.ids.clone(),
             timeout,

@@ -166,6 +166,12 @@ pub struct RepoConfig {
     pub timeout: Option<toml::Value>,
     /// Whose rules grade the observations: `patchgrade` or `swebench`.
     pub scoring: Option<String>,
+    /// The Python interpreter the commands run (its directory first on `PATH`).
+    pub python: Option<PathBuf>,
+    /// Per version of the project (a task's `version`, as SWE-bench's rows give it): what
+    /// differs from this entry, such as the interpreter (`[repos."o/n".versions."4.2"]`).
+    #[serde(default)]
+    pub versions: BTreeMap<String, RepoConfig>,
 }
 
 /// `patchgrade.toml`: `[defaults]` for every task, and `[repos."owner/name"]` entries.
@@ -189,21 +195,21 @@ impl Config {
             .map_err(|e| input_error(path, None, format!("invalid config: {}", e.message())))?;
         let dir = path.parent().unwrap_or(Path::new(""));
         for entry in std::iter::once(&mut config.defaults).chain(config.repos.values_mut()) {
-            if let Some(p) = entry.path.as_mut().filter(|p| p.is_relative()) {
-                *p = dir.join(&*p);
-            }
-            if let Some(t) = &entry.timeout {
-                timeout_of(t).map_err(|e| input_error(path, None, e))?;
-            }
+            entry
+                .normalize(dir)
+                .map_err(|e| input_error(path, None, e))?;
         }
         Ok(config)
     }
 
-    /// The task stacked over what the config gives it: its repository's entry, then the
-    /// defaults, then a clone in `repos_dir` (`DIR/owner__name`), then `flags` (what the caller
+    /// The task stacked over what the config gives it: its repository's entry for its
+    /// version, its repository's entry, then the defaults, then a clone in `repos_dir` (`DIR/owner__name`), then `flags` (what the caller
     /// gives every task that sets nothing), by the one precedence rule ([`TaskFile::over`]).
     pub fn complete(&self, task: TaskFile, repos_dir: Option<&Path>, flags: &TaskFile) -> TaskFile {
         let entry = task.repo.as_ref().and_then(|r| self.repos.get(r));
+        let version = entry
+            .zip(task.version.as_ref())
+            .and_then(|(e, v)| e.versions.get(v));
         let clone = TaskFile {
             repo_path: task
                 .repo
@@ -216,6 +222,7 @@ impl Config {
         defaults.repo_path = None;
         TaskFile::stack([
             task,
+            version.map(RepoConfig::layer).unwrap_or_default(),
             entry.map(RepoConfig::layer).unwrap_or_default(),
             defaults,
             clone,
@@ -225,6 +232,29 @@ impl Config {
 }
 
 impl RepoConfig {
+    /// Paths made relative to the config's directory, and timeouts checked, in this entry and
+    /// its versions'.
+    fn normalize(&mut self, dir: &Path) -> Result<(), String> {
+        if let Some(p) = self.path.as_mut().filter(|p| p.is_relative()) {
+            *p = dir.join(&*p);
+        }
+        // A bare name (`python3.9`) is looked up on PATH; a relative path is the config's.
+        if let Some(p) = self
+            .python
+            .as_mut()
+            .filter(|p| p.is_relative() && p.components().count() > 1)
+        {
+            *p = dir.join(&*p);
+        }
+        if let Some(t) = &self.timeout {
+            timeout_of(t)?;
+        }
+        for version in self.versions.values_mut() {
+            version.normalize(dir)?;
+        }
+        Ok(())
+    }
+
     /// This entry as a layer of a task.
     pub fn layer(&self) -> TaskFile {
         TaskFile {
@@ -240,6 +270,7 @@ impl RepoConfig {
             setup_cmd: self.setup_cmd.clone(),
             setup_once: self.setup_once,
             scoring: self.scoring.clone(),
+            python: self.python.clone(),
             // Checked when the config was loaded.
             timeout: self.timeout.as_ref().and_then(|t| timeout_of(t).ok()),
             ..TaskFile::default()
@@ -358,6 +389,31 @@ mod tests {
         assert_eq!(config.defaults.runner.as_deref(), Some("pytest"));
         let calc = &config.repos["example/calc"];
         assert_eq!(calc.path, Some(path.parent().unwrap().join("calc")));
+        let django = &config.repos["django/django"].versions["4.2"];
+        assert!(django.python.is_some());
+    }
+
+    #[test]
+    fn a_version_entry_overrides_its_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = file(
+            dir.path(),
+            "patchgrade.toml",
+            "[repos.\"o/r\"]\npath = \"r\"\npython = \"python3\"\nsetup_cmd = \"make\"\n\
+             [repos.\"o/r\".versions.\"1.0\"]\npython = \"venvs/one/bin/python\"\n",
+        );
+        let config = Config::load(&c).unwrap();
+        let task = |version: &str| TaskFile {
+            repo: Some("o/r".into()),
+            version: Some(version.into()),
+            ..TaskFile::default()
+        };
+        let one = config.complete(task("1.0"), None, &TaskFile::default());
+        assert_eq!(one.python, Some(dir.path().join("venvs/one/bin/python")));
+        assert_eq!(one.setup_cmd.as_deref(), Some("make"));
+        // A version with no entry, and a bare name, which is looked up on PATH.
+        let two = config.complete(task("2.0"), None, &TaskFile::default());
+        assert_eq!(two.python, Some(PathBuf::from("python3")));
     }
 
     #[test]

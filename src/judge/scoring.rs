@@ -98,6 +98,9 @@ pub enum ScoringRule {
     SkippedIsAbsent,
     /// SWE-bench counts pytest's xfail as passing; patchgrade as not passing.
     XfailPasses,
+    /// SWE-bench's log parser cannot read the line of a test that ran (sympy's last test of
+    /// each file, whose line ends with the file's `[OK]` or `[FAIL]`): absent, so failing.
+    UnreadInLog,
 }
 
 /// One rule and the tests it decided.
@@ -134,6 +137,8 @@ pub fn differences(own: &Classification, swebench: &Classification) -> Vec<RuleD
             ScoringRule::FirstAttemptOnly
         } else if b.effect == Effect::Uncounted {
             ScoringRule::SkippedNotCounted
+        } else if matches!(b.effect, Effect::Broken | Effect::NotFixed) && a.status.is_pass() {
+            ScoringRule::UnreadInLog
         } else if matches!(b.effect, Effect::Broken | Effect::NotFixed) {
             ScoringRule::SkippedIsAbsent
         } else {

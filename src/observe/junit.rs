@@ -41,6 +41,11 @@ pub struct Case {
     /// SWE-bench's count ([`SwebenchView`](super::status::SwebenchView)).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub xfail: bool,
+    /// The test's description (`<property name="description">`): the first line of a Python
+    /// test's docstring, which Django's runner prints, and SWE-bench's ids use, in place of
+    /// its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// The `<testsuite>` elements around a testcase, outermost first.
@@ -346,6 +351,8 @@ struct Body {
     /// `<system-out>` and `<system-err>`, bounded: the only account of a failure whose
     /// element is empty (CTest writes `<failure message=""/>` and the test's output).
     output: String,
+    /// The `description` property, when the testcase has one.
+    description: Option<String>,
 }
 
 /// A `<failure>`, `<error>` or `<skipped>` child: its attributes and bounded text.
@@ -462,12 +469,16 @@ impl Parser<'_> {
             return;
         }
         let suite = self.suite();
+        // pytest's xfail, unittest's expected failure (Django's runner), sympy's XFAIL.
         let xfail = body.failure.is_none()
             && body.error.is_none()
-            && body
-                .skipped
-                .as_ref()
-                .is_some_and(|s| s.kind == "pytest.xfail");
+            && body.skipped.as_ref().is_some_and(|s| {
+                matches!(
+                    s.kind.as_str(),
+                    "pytest.xfail" | "expectedFailure" | "XFail"
+                )
+            });
+        let description = body.description.clone();
         self.report.cases.push(Case {
             classname: classname.unwrap_or_default(),
             name: name.unwrap_or_default(),
@@ -478,6 +489,7 @@ impl Parser<'_> {
             index,
             observation: observe(body, status.as_deref()),
             xfail,
+            description,
         });
     }
 }
@@ -524,6 +536,32 @@ fn attributes<R, const N: usize>(
     Ok(out)
 }
 
+/// A testcase's `<properties>`, read to its end tag: the `description` property's value.
+fn read_description<R: BufRead>(
+    xml: &mut quick_xml::Reader<R>,
+    start: &BytesStart<'_>,
+) -> Result<Option<String>, String> {
+    let mut found = None;
+    let mut buf = Vec::new();
+    loop {
+        let event = xml
+            .read_event_into(&mut buf)
+            .map_err(|e| position(xml, e))?;
+        match event {
+            Event::Empty(e) | Event::Start(e) if local(&e) == "property" => {
+                let [name, value] = attributes(xml, &e, ["name", "value"])?;
+                if name.as_deref() == Some("description") {
+                    found = value;
+                }
+            }
+            Event::End(e) if e.name() == start.name() => return Ok(found),
+            Event::Eof => return Err("truncated: the file ends inside properties".into()),
+            _ => {}
+        }
+        buf.clear();
+    }
+}
+
 /// Read a `<testcase>`'s children up to its end tag.
 fn read_body<R: BufRead>(xml: &mut quick_xml::Reader<R>) -> Result<Body, String> {
     let mut body = Body::default();
@@ -546,6 +584,7 @@ fn read_body<R: BufRead>(xml: &mut quick_xml::Reader<R>) -> Result<Body, String>
                         let text = read_text(xml, &e)?;
                         body.output.push_str(&text);
                     }
+                    "properties" => body.description = read_description(xml, &e)?,
                     _ => {
                         body.count(&name);
                         xml.read_to_end_into(e.name(), &mut Vec::new())

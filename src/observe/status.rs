@@ -103,7 +103,8 @@ pub enum SwebenchLog {
     /// neither way; `… expected failure` and `… unexpected success` are not read at all.
     Django,
     /// sympy's `bin/test --verbose` (`parse_log_sympy`): only `ok`, `F` and `E` are read; a
-    /// skip (`s`, `w`), an expected failure (`f`) and an unexpected pass (`X`) are absent.
+    /// skip (`s`, `w`), an expected failure (`f`) and an unexpected pass (`X`) are absent, and
+    /// so is the last test of each file, whose line ends with the file's `[OK]` or `[FAIL]`.
     Sympy,
     /// The grading rules alone, for a log that reads every status.
     Generic,

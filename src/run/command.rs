@@ -14,6 +14,8 @@ pub struct TestCommand {
     template: Template,
     ids: IdSyntax,
     preset: Option<Preset>,
+    /// Runs the test patch's test files whole, as SWE-bench does (`--runner swebench`).
+    swebench: bool,
 }
 
 impl TestCommand {
@@ -23,7 +25,31 @@ impl TestCommand {
             template: Template(preset.template().to_string()),
             ids: preset.id_syntax(),
             preset: Some(preset),
+            swebench: false,
         }
+    }
+
+    /// A preset's command run as SWE-bench runs it: the test patch's test files whole, and
+    /// the ids.
+    pub fn swebench(preset: Preset) -> TestCommand {
+        TestCommand {
+            swebench: true,
+            ..TestCommand::preset(preset)
+        }
+    }
+
+    /// This command, run as SWE-bench runs it (see [`TestCommand::swebench`]).
+    pub fn as_swebench(self) -> TestCommand {
+        TestCommand {
+            swebench: true,
+            ..self
+        }
+    }
+
+    /// Whether the test patch's test files run whole, besides the ids: as SWE-bench runs
+    /// them, or because the preset's ids alone may not say where a test is.
+    pub fn runs_test_files(&self) -> bool {
+        self.swebench || self.preset.is_some_and(Preset::runs_test_files)
     }
 
     /// A custom template with the given id syntax.
@@ -32,6 +58,7 @@ impl TestCommand {
             template: Template::new(template)?,
             ids,
             preset: None,
+            swebench: false,
         })
     }
 
@@ -41,6 +68,7 @@ impl TestCommand {
             template: Template::new(template)?,
             ids: preset.id_syntax(),
             preset: Some(preset),
+            swebench: false,
         })
     }
 
@@ -92,13 +120,20 @@ impl TestCommand {
     }
 
     /// The `{tests}` arguments for these ids: each in its run form, once, selected the
-    /// preset's way or shell-quoted for a custom command.
-    pub fn select(&self, ids: &[String], workdir: &Path) -> String {
+    /// preset's way (with the test files to run whole, see [`Preset::select`]) or
+    /// shell-quoted for a custom command.
+    pub fn select(&self, ids: &[String], workdir: &Path, files: &[String]) -> String {
         let forms = dedup(ids.iter().map(|id| self.ids.run_form(id)));
         match self.preset {
-            Some(preset) => preset.select(&forms, workdir),
+            Some(preset) => preset.select(&forms, workdir, files),
             None => shell_words::join(&forms),
         }
+    }
+
+    /// The files the command's runner needs beside the checkout (see
+    /// [`Preset::support_files`]).
+    pub fn support_files(&self) -> &'static [(&'static str, &'static str)] {
+        self.preset.map(Preset::support_files).unwrap_or_default()
     }
 }
 

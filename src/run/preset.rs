@@ -37,6 +37,51 @@ pub enum Preset {
     Maven,
     /// Gradle; `{junit}` is a copy of `build/test-results/test`.
     Gradle,
+    /// Django's own `tests/runtests.py`, with a test runner that writes JUnit.
+    Django,
+    /// sympy's own test runner (what `bin/test` runs), writing JUnit.
+    Sympy,
+}
+
+/// Django's suite as SWE-bench runs it (`--verbosity 2 --settings=test_sqlite --parallel 1`),
+/// through a settings module that is the task's (`PATCHGRADE_DJANGO_SETTINGS`, default
+/// `test_sqlite`) with a test runner that also writes `{junit}` (`support/patchgrade_django.py`,
+/// in the read-only scripts directory). The checkout comes first on the path, so an installed
+/// Django (SWE-bench's images install theirs in editable mode) never stands in for it.
+const DJANGO: &str = "PATCHGRADE_JUNIT={junit}; export PATCHGRADE_JUNIT; PYTHONPATH=\"$PATCHGRADE_SUPPORT:{workdir}${PYTHONPATH:+:$PYTHONPATH}\"; export PYTHONPATH; python ./tests/runtests.py --verbosity 2 --settings=patchgrade_django_settings --parallel 1 {tests}";
+
+/// sympy's runner as SWE-bench runs it (`bin/test -C --verbose`, warnings it silences
+/// silenced), through `support/patchgrade_sympy.py`, which records each test for `{junit}`.
+const SYMPY: &str = "PATCHGRADE_JUNIT={junit} PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' python \"$PATCHGRADE_SUPPORT/patchgrade_sympy.py\" {tests}";
+
+/// Files a preset's command runs, written into the scripts directory (read-only to the
+/// commands, so code under test cannot rewrite them for a later attempt), which the command
+/// finds as `$PATCHGRADE_SUPPORT`.
+pub const SUPPORT_DIR_VAR: &str = "PATCHGRADE_SUPPORT";
+
+const DJANGO_SUPPORT: &[(&str, &str)] = &[
+    (
+        "patchgrade_django.py",
+        include_str!("support/patchgrade_django.py"),
+    ),
+    (
+        "patchgrade_django_settings.py",
+        include_str!("support/patchgrade_django_settings.py"),
+    ),
+];
+
+const SYMPY_SUPPORT: &[(&str, &str)] = &[(
+    "patchgrade_sympy.py",
+    include_str!("support/patchgrade_sympy.py"),
+)];
+
+/// What SWE-bench takes for a test file among a test patch's files: any but data and docs
+/// (`NON_TEST_EXTS` of its harness).
+pub fn is_test_file(path: &str) -> bool {
+    const NOT: [&str; 11] = [
+        ".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml",
+    ];
+    !NOT.iter().any(|x| path.ends_with(x))
 }
 
 /// nextest writes JUnit only for a profile that asks for it; the tool config adds one without
@@ -115,6 +160,8 @@ impl Named for Preset {
         ("phpunit", Preset::Phpunit),
         ("maven", Preset::Maven),
         ("gradle", Preset::Gradle),
+        ("django", Preset::Django),
+        ("sympy", Preset::Sympy),
     ];
 }
 
@@ -155,7 +202,25 @@ impl Preset {
             Preset::Phpunit => "phpunit --log-junit {junit} {tests}",
             Preset::Maven => MAVEN,
             Preset::Gradle => GRADLE,
+            Preset::Django => DJANGO,
+            Preset::Sympy => SYMPY,
         }
+    }
+
+    /// The files the preset's command runs besides the project's (see [`SUPPORT_DIR_VAR`]).
+    pub fn support_files(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Preset::Django => DJANGO_SUPPORT,
+            Preset::Sympy => SYMPY_SUPPORT,
+            _ => &[],
+        }
+    }
+
+    /// Whether the preset finds its tests by the files the test patch touches, as SWE-bench
+    /// runs them: its ids alone may not say where a test is (a Django docstring, a sympy
+    /// function's bare name).
+    pub fn runs_test_files(self) -> bool {
+        matches!(self, Preset::Django | Preset::Sympy)
     }
 
     /// The build output the preset's command keeps in the checkout, which a fresh checkout
@@ -187,6 +252,9 @@ impl Preset {
             Preset::Phpunit => "php --version && phpunit --version",
             Preset::Maven => "mvn --version",
             Preset::Gradle => "gradle --version --no-daemon",
+            Preset::Django | Preset::Sympy => {
+                "python -c 'import sys; print(sys.executable, sys.version)'"
+            }
         }
     }
 
@@ -204,6 +272,8 @@ impl Preset {
             Preset::Ctest => IdSyntax::Ctest,
             Preset::Phpunit => IdSyntax::Phpunit,
             Preset::Maven | Preset::Gradle => IdSyntax::Java,
+            Preset::Django => IdSyntax::Django,
+            Preset::Sympy => IdSyntax::Sympy,
         }
     }
 
@@ -224,23 +294,49 @@ impl Preset {
     /// The Python presets need bytecode in the checkout to tell whether the patched code ran.
     pub fn env_remove(self) -> &'static [&'static str] {
         match self {
-            Preset::Pytest | Preset::Unittest => {
+            Preset::Pytest | Preset::Unittest | Preset::Django | Preset::Sympy => {
                 &["PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"]
             }
             _ => &[],
         }
     }
 
-    /// The `{tests}` arguments that select these ids (already in their run form). Runners that
-    /// select by pattern get an anchored, escaped pattern; where a runner cannot select
-    /// exactly, it selects more, never less, and matching picks the requested tests out.
-    pub fn select(self, ids: &[String], workdir: &Path) -> String {
-        if ids.is_empty() {
+    /// The `{tests}` arguments that select these ids (already in their run form), and the
+    /// test files `files` (the test patch's, as SWE-bench runs them; only those in the
+    /// checkout). Runners that select by pattern get an anchored, escaped pattern; where a
+    /// runner cannot select exactly, it selects more, never less, and matching picks the
+    /// requested tests out.
+    pub fn select(self, ids: &[String], workdir: &Path, files: &[String]) -> String {
+        let files: Vec<&String> = files.iter().filter(|f| workdir.join(f).is_file()).collect();
+        if ids.is_empty() && files.is_empty() {
             return String::new();
         }
         let quote = |s: &str| shell_words::quote(s).into_owned();
         match self {
+            // A node inside a file that runs whole would run, and be reported, twice.
+            Preset::Pytest if !files.is_empty() => {
+                let outside = ids.iter().filter(|id| {
+                    let file = id.split("::").next().unwrap_or_default();
+                    !files.iter().any(|f| *f == file)
+                });
+                shell_words::join(
+                    files
+                        .iter()
+                        .map(|f| f.as_str())
+                        .chain(outside.map(String::as_str)),
+                )
+            }
             Preset::Pytest => shell_words::join(ids),
+            Preset::Django => shell_words::join(django_labels(ids, &files)),
+            Preset::Sympy if files.is_empty() => {
+                let names: Vec<String> = dedup(ids.iter().cloned());
+                names
+                    .iter()
+                    .map(|n| format!("-k {}", quote(n)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+            Preset::Sympy => shell_words::join(files.iter().map(|f| f.as_str())),
             Preset::Unittest => {
                 let nodes: Vec<String> = ids.iter().map(|id| unittest_node(id, workdir)).collect();
                 shell_words::join(dedup(nodes))
@@ -313,6 +409,26 @@ fn unittest_node(id: &str, workdir: &Path) -> String {
         }
     }
     id.to_string()
+}
+
+/// Django's test labels: each test file as SWE-bench names it (`tests/` and `.py` off,
+/// dotted), and the module of each id that names its class; a docstring id names neither, and
+/// is found in the test files. No label at all runs the whole suite.
+fn django_labels(ids: &[String], files: &[&String]) -> Vec<String> {
+    let from_files = files.iter().map(|f| {
+        let f = f.strip_suffix(".py").unwrap_or(f);
+        f.strip_prefix("tests/").unwrap_or(f).replace('/', ".")
+    });
+    let from_ids = ids.iter().filter_map(|id| {
+        let dotted = id.strip_suffix(')')?.rsplit_once(" (")?.1;
+        let name = id.split(' ').next()?;
+        let class = dotted
+            .strip_suffix(name)
+            .and_then(|c| c.strip_suffix('.'))
+            .unwrap_or(dotted);
+        Some(class.rsplit_once('.')?.0.to_string())
+    });
+    dedup(from_files.chain(from_ids))
 }
 
 /// The top-level test of a Go id (`pkg.TestX/sub` → `TestX`).
@@ -432,11 +548,11 @@ mod tests {
         );
         let dir = Path::new("/");
         assert_eq!(
-            Preset::Maven.select(&forms, dir),
+            Preset::Maven.select(&forms, dir, &[]),
             "-Dtest='calc.CalcTest#adds,calc.ParamTest#adds,calc.Outer$Inner#nested'"
         );
         assert_eq!(
-            Preset::Gradle.select(&forms[..3], dir),
+            Preset::Gradle.select(&forms[..3], dir, &[]),
             "--tests calc.CalcTest.adds --tests calc.ParamTest.adds"
         );
     }

@@ -67,6 +67,11 @@ pub struct TaskFile {
     pub network: Option<bool>,
     /// Whose rules grade the observations: `patchgrade` (default) or `swebench`.
     pub scoring: Option<String>,
+    /// The project's version, as SWE-bench's rows give it: picks the config's
+    /// `[repos."owner/name".versions."X.Y"]` entry.
+    pub version: Option<String>,
+    /// The Python interpreter the commands run (its directory first on `PATH`).
+    pub python: Option<PathBuf>,
 }
 
 /// A task file that cannot be used.
@@ -175,6 +180,8 @@ impl TaskFile {
             image_workdir: self.image_workdir.or(below.image_workdir),
             network: self.network.or(below.network),
             scoring: self.scoring.or(below.scoring),
+            version: self.version.or(below.version),
+            python: self.python.or(below.python),
         }
     }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// The image the container tests grade in: Debian with python and pytest, built without a
 /// registry by `scripts/images`.
-const IMAGE: &str = "patchgrade-test/python:bookworm";
+pub(crate) const IMAGE: &str = "patchgrade-test/python:bookworm-v2";
 
 /// Looks at everything a sandbox should hide, from inside a test command, and writes what it
 /// saw to `seen.json` in the checkout (kept with `--keep`), then a passing report.
@@ -50,7 +50,7 @@ const README_EDIT: &str =
 
 /// Whether `engine` answers and holds the test image; a skip, unless CI says every runner
 /// must be there.
-fn require_image(engine: &str) -> bool {
+pub(crate) fn require_image(engine: &str) -> bool {
     let ok = Command::new(engine)
         .args(["image", "inspect", "--format", "{{.Id}}", IMAGE])
         .stdout(Stdio::null())

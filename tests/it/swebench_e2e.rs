@@ -560,3 +560,46 @@ fn an_import_names_what_it_cannot_read() {
     );
     assert!(!out.exists());
 }
+
+/// `--swebench` on a pytest repository: SWE-bench's directives (the test patch's test files,
+/// not its data files) run whole, an id in another file runs too, and no test runs twice.
+#[test]
+fn swebench_runs_the_test_patchs_files_whole_with_pytest() {
+    let f = project();
+    f.commit(
+        &[("tests/test_other.py", "def test_elsewhere():\n    pass\n")],
+        "other",
+    );
+    let test_patch = f.scratch_file(
+        "tests.diff",
+        "--- /dev/null\n+++ b/tests/test_new.py\n@@ -0,0 +1,6 @@\n+from calc import f\n+\n+\n+def test_new():\n+    assert f() == 1\n+\n--- /dev/null\n+++ b/tests/data.json\n@@ -0,0 +1 @@\n+{}\n",
+    );
+    let row = json!({
+        "instance_id": "pytest-dev__pytest-1",
+        "repo": REPO,
+        "version": VERSION,
+        "FAIL_TO_PASS": json!(["tests/test_new.py::test_new"]).to_string(),
+        "PASS_TO_PASS": json!([IDS[0], "tests/test_other.py::test_elsewhere"]).to_string(),
+    });
+    let task = f.scratch_file("row.json", &row.to_string());
+    let v = f
+        .run(
+            &CheckArgs::new()
+                .task(&task)
+                .arg("--swebench")
+                .test_patch(&test_patch)
+                .patch(patch(&f, "fix", "1"))
+                .json(),
+        )
+        .json();
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    assert!(warning(&v, "ambiguous-id").is_none(), "{v:#}");
+    let command = v["runs"]["candidate"]["command"].as_str().unwrap();
+    assert!(
+        command.ends_with(
+            " tests/test_new.py tests/test_calc.py::test_fixed tests/test_other.py::test_elsewhere"
+        ),
+        "{command}"
+    );
+    assert!(!command.contains("data.json"), "{command}");
+}

@@ -5,6 +5,7 @@
 //! its testcases share exactly, then the id's qualifiers (file, package, binary, class) checked
 //! on the few testcases with that key.
 
+mod django;
 mod js;
 mod native;
 mod pytest;
@@ -39,6 +40,12 @@ pub enum IdSyntax {
     Phpunit,
     /// Java (Surefire, Gradle): `com.x.FooTest#method` or `com.x.FooTest.method`.
     Java,
+    /// Django's runner: `test_x (module.Class)`, `test_x (module.Class.test_x)`, or the first
+    /// line of the test's docstring.
+    Django,
+    /// sympy's runner: the test function's bare name (`test_issue_1234`), scoped by the files
+    /// that were run.
+    Sympy,
     /// Any runner: `classname.name`, exactly as the report writes them.
     ClassnameName,
 }
@@ -57,6 +64,8 @@ impl Named for IdSyntax {
         ("ctest", IdSyntax::Ctest),
         ("phpunit", IdSyntax::Phpunit),
         ("java", IdSyntax::Java),
+        ("django", IdSyntax::Django),
+        ("sympy", IdSyntax::Sympy),
         ("classname.name", IdSyntax::ClassnameName),
         ("junit", IdSyntax::ClassnameName),
     ];
@@ -93,6 +102,8 @@ impl IdSyntax {
     pub fn swebench_log(self) -> SwebenchLog {
         match self {
             IdSyntax::Pytest | IdSyntax::Unittest => SwebenchLog::PytestSummary,
+            IdSyntax::Django => SwebenchLog::Django,
+            IdSyntax::Sympy => SwebenchLog::Sympy,
             _ => SwebenchLog::Generic,
         }
     }
@@ -103,7 +114,17 @@ impl IdSyntax {
             IdSyntax::Pytest => pytest::parse(id),
             IdSyntax::Unittest => pytest::parse_unittest(id),
             IdSyntax::Js(flavor) => js::parse(flavor, id),
+            IdSyntax::Django => django::parse(id),
             other => native::parse(other, id),
+        }
+    }
+
+    /// The lookup keys of a testcase: each equal to the key of every id that names it that
+    /// way (a Django test answers to its name and to its description).
+    fn case_keys(self, case: &Case, report: &Report) -> Vec<String> {
+        match self {
+            IdSyntax::Django => django::case_keys(case),
+            _ => vec![self.case_key(case, report)],
         }
     }
 
@@ -123,6 +144,7 @@ impl IdSyntax {
             IdSyntax::Pytest => pytest::display(case, hint),
             IdSyntax::Unittest => pytest::display_unittest(case, hint),
             IdSyntax::Js(flavor) => js::display(flavor, case, report),
+            IdSyntax::Django => django::display(case),
             other => native::display(other, case),
         }
     }
@@ -223,22 +245,32 @@ pub struct Index<'a> {
     report: &'a Report,
     syntax: IdSyntax,
     by_key: HashMap<String, Vec<&'a Case>>,
+    /// sympy: the last testcase of each test file, `(source, index)`, whose line in sympy's
+    /// verbose log also carries the file's `[OK]`/`[FAIL]`, so SWE-bench's parser never
+    /// reads it.
+    unread: std::collections::HashSet<(usize, usize)>,
 }
 
 impl<'a> Index<'a> {
     /// Index every case of a report under one id syntax.
     pub fn new(report: &'a Report, syntax: IdSyntax) -> Index<'a> {
         let mut by_key: HashMap<String, Vec<&Case>> = HashMap::new();
+        let mut last: HashMap<(usize, &str), (usize, usize)> = HashMap::new();
         for case in &report.cases {
-            by_key
-                .entry(syntax.case_key(case, report))
-                .or_default()
-                .push(case);
+            for key in syntax.case_keys(case, report) {
+                by_key.entry(key).or_default().push(case);
+            }
+            if syntax == IdSyntax::Sympy
+                && let Some(file) = &case.file
+            {
+                last.insert((case.source, file), (case.source, case.index));
+            }
         }
         Index {
             report,
             syntax,
             by_key,
+            unread: last.into_values().collect(),
         }
     }
 
@@ -318,7 +350,10 @@ impl<'a> Index<'a> {
             suggestions: Vec::new(),
             swebench: SwebenchView::of_cases(
                 self.syntax.swebench_log(),
-                matched.iter().map(|c| (c.observation.status, c.xfail)),
+                matched
+                    .iter()
+                    .filter(|c| !self.unread.contains(&(c.source, c.index)))
+                    .map(|c| (c.observation.status, c.xfail)),
             ),
         }
     }

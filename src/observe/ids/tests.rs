@@ -15,7 +15,68 @@ fn case(classname: &str, name: &str, status: TestStatus, msg: Option<&str>) -> C
             details: None,
         },
         xfail: false,
+        description: None,
     }
+}
+
+/// sympy's log prints each file's result on the line of its last test, where SWE-bench's
+/// parser cannot read it: that test is absent there, whatever it did.
+#[test]
+fn swebench_cannot_read_the_last_sympy_test_of_each_file() {
+    let in_file = |name: &str, file: &str, status| Case {
+        file: Some(file.into()),
+        ..case("m", name, status, None)
+    };
+    let r = report(vec![
+        in_file("test_a", "t/test_one.py", TestStatus::Passed),
+        in_file("test_b", "t/test_one.py", TestStatus::Passed),
+        in_file("test_c", "t/test_two.py", TestStatus::Passed),
+    ]);
+    let index = Index::new(&r, IdSyntax::Sympy);
+    let view = |id: &str| index.resolve(id).swebench;
+    assert_eq!(view("test_a"), SwebenchView::Pass);
+    assert_eq!(view("test_b"), SwebenchView::Fail);
+    assert_eq!(view("test_c"), SwebenchView::Fail);
+    assert_eq!(
+        index.resolve("test_b").observation.status,
+        TestStatus::Passed
+    );
+    // Other runners' logs say every test.
+    let index = Index::new(&r, IdSyntax::ClassnameName);
+    assert_eq!(index.resolve("m.test_b").swebench, SwebenchView::Pass);
+}
+
+/// Django's ids in both of Python's forms, and by docstring, name one test.
+#[test]
+fn django_ids_name_a_test_by_either_form_or_its_docstring() {
+    let documented = Case {
+        description: Some("Allow html in output".into()),
+        ..case("app.tests.T", "test_html", TestStatus::Passed, None)
+    };
+    let r = report(vec![
+        case("app.tests.T", "test_a", TestStatus::Failed, Some("no")),
+        documented,
+        case("other.tests.T", "test_a", TestStatus::Passed, None),
+    ]);
+    let index = Index::new(&r, IdSyntax::Django);
+    let status = |id: &str| index.resolve(id).observation.status;
+    assert_eq!(status("test_a (app.tests.T)"), TestStatus::Failed);
+    assert_eq!(status("test_a (app.tests.T.test_a)"), TestStatus::Failed);
+    assert_eq!(status("test_a (other.tests.T)"), TestStatus::Passed);
+    assert_eq!(status("Allow html in output"), TestStatus::Passed);
+    assert_eq!(status("test_html (app.tests.T)"), TestStatus::Passed);
+    assert_eq!(status("test_a (app.tests.U)"), TestStatus::Missing);
+    assert_eq!(status("Allow html"), TestStatus::Missing);
+    // Listed as SWE-bench's datasets hold them.
+    let listed: Vec<String> = index.listing().into_iter().map(|l| l.id).collect();
+    assert_eq!(
+        listed,
+        [
+            "test_a (app.tests.T)",
+            "Allow html in output",
+            "test_a (other.tests.T)"
+        ]
+    );
 }
 
 fn report(mut cases: Vec<Case>) -> Report {

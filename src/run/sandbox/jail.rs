@@ -108,6 +108,18 @@ impl Jail {
         }
     }
 
+    /// Write a runner's own files into the scripts directory, read-only to the commands;
+    /// returns that directory as the commands see it.
+    pub fn support(&self, files: &[(&str, &str)]) -> std::io::Result<String> {
+        for (name, text) in files {
+            std::fs::write(self.paths.scripts.join(name), text)?;
+        }
+        Ok(match &self.inside {
+            Inside::Container(..) => container::SCRIPTS.to_string(),
+            Inside::Host | Inside::Bwrap => self.paths.scripts.display().to_string(),
+        })
+    }
+
     /// How to run a script, written to the scripts directory as `name.sh`, with the network
     /// if `network` (the setup command) or if the tests may have it.
     pub fn launch(
