@@ -1,6 +1,6 @@
-//! The seven figures of `docs/benchmarks.md`, each a ratio measured side by side in one run so
+//! The eight figures of `docs/benchmarks.md`, each a ratio measured side by side in one run so
 //! that it holds on a noisy machine. Run with
-//! `scripts/bench [overhead|checkout|junit|loop|batch|sandbox|compiled]`
+//! `scripts/bench [overhead|checkout|junit|loop|batch|sandbox|compiled|downstream]`
 //! (which puts pytest on PATH), or `cargo bench --bench figures -- NAME...`.
 //!
 //! Every figure is the median of several alternating rounds; nothing here asserts a time.
@@ -28,7 +28,14 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let all = [
-        "overhead", "checkout", "junit", "loop", "batch", "sandbox", "compiled",
+        "overhead",
+        "checkout",
+        "junit",
+        "loop",
+        "batch",
+        "sandbox",
+        "compiled",
+        "downstream",
     ];
     let chosen: Vec<&str> = if names.is_empty() {
         all.to_vec()
@@ -48,6 +55,7 @@ fn main() {
             "batch" => batch(),
             "sandbox" => sandbox(),
             "compiled" => compiled(),
+            "downstream" => downstream(),
             _ => unreachable!("filtered above"),
         }
     }
@@ -962,5 +970,86 @@ fn compiled() {
          to a warm base (target <= 1.2x)",
         seeded.as_secs_f64() / change.as_secs_f64(),
         fresh.as_secs_f64() / change.as_secs_f64()
+    );
+}
+
+/// A patch of `work`'s body, which every test of [`pytest_project`] runs.
+fn work_patch(k: usize) -> String {
+    format!(
+        "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,4 +1,4 @@\n FACTOR = 1\n \n def work(n):\n-    return sum(i * i for i in range(n)) * FACTOR\n+    return sum(i * i for i in range(n)) * FACTOR * {k}\n"
+    )
+}
+
+/// Figure 8: what `--downstream auto` adds to a check of a task with ten P2P tests on a suite
+/// of 400: the first check (coverage map of the whole suite at base, then the downstream
+/// tests at base and after) and a later check of another patch (map and baseline cached),
+/// against the same check without it, baseline cached.
+fn downstream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let ids = pytest_project(&repo);
+    let p2p: Vec<&str> = ids.iter().take(10).map(String::as_str).collect();
+    let patch = |k: usize| {
+        let p = tmp.path().join(format!("w{k}.diff"));
+        std::fs::write(&p, work_patch(k)).unwrap();
+        p
+    };
+    let run = |k: usize, cache: &Path, extra: &[&str]| -> serde_json::Value {
+        let patch = patch(k);
+        let mut args = vec![
+            "check",
+            "--format",
+            "json",
+            "--runner",
+            "pytest",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--patch",
+            patch.to_str().unwrap(),
+        ];
+        for id in &p2p {
+            args.extend(["--p2p", id]);
+        }
+        args.extend(extra);
+        patchgrade(&args, &repo)
+    };
+    let auto = ["--downstream", "auto"];
+    let (mut plain, mut first, mut cached) = (Vec::new(), Vec::new(), Vec::new());
+    let mut found = 0;
+    for round in 0..3 {
+        let warm = tmp.path().join(format!("plain{round}"));
+        run(2, &warm, &[]);
+        plain.push(time(|| {
+            run(3, &warm, &[]);
+        }));
+        let cache = tmp.path().join(format!("ds{round}"));
+        first.push(time(|| {
+            let v = run(2, &cache, &auto);
+            found = v["downstream"]["found"].as_u64().unwrap_or(0);
+        }));
+        cached.push(time(|| {
+            let v = run(3, &cache, &auto);
+            assert_eq!(v["downstream"]["map_cached"], true, "{v:#}");
+        }));
+    }
+    let (plain, first, cached) = (median(plain), median(first), median(cached));
+    println!("\n## 8. Downstream: --downstream auto on a suite of 400 tests, 10 P2P tests");
+    println!("downstream tests found: {found} (run: at most 100, the default budget)");
+    println!(
+        "check, baseline cached, no downstream:        {}",
+        secs(plain)
+    );
+    println!(
+        "first check with --downstream auto:          {}",
+        secs(first)
+    );
+    println!(
+        "later check (map and baseline cached):       {}",
+        secs(cached)
+    );
+    println!(
+        "ratio: {:.2}x first, {:.2}x cached, against the check without it",
+        first.as_secs_f64() / plain.as_secs_f64(),
+        cached.as_secs_f64() / plain.as_secs_f64()
     );
 }

@@ -37,7 +37,8 @@ mod util;
 mod workspace;
 
 pub use check::{
-    BaselineCache, Check, CheckOptions, DEFAULT_TIMEOUT, Derived, Error, FromReports, LOG_TAIL,
+    BaselineCache, Check, CheckOptions, DEFAULT_DOWNSTREAM_MAX, DEFAULT_TIMEOUT, Derived,
+    DownstreamMode, Error, FromReports, LOG_TAIL,
 };
 pub use judge::scoring::Scoring;
 pub use judge::verdict;

@@ -4,7 +4,7 @@
 //! agent calls `check_patch` with its patch after each edit and gets the feedback text (what
 //! to fix) and the verdict JSON (everything, for programs).
 
-use crate::check::Check;
+use crate::check::{Check, DownstreamMode};
 use crate::report;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -39,6 +39,25 @@ pub struct CheckPatchArgs {
     /// Pass-to-pass test ids, replacing the task's (its fail-to-pass ids stay).
     #[schemars(with = "Vec<String>", default = "no_ids")]
     pub p2p: Option<Vec<String>>,
+    /// Also run the tests outside the task's lists that exercise what the patch changes, and
+    /// report those it breaks first: `auto` (coverage at base, else imports), `coverage`,
+    /// `imports` or `off` (default: the task's).
+    #[serde(default)]
+    pub downstream: Option<DownstreamArg>,
+}
+
+/// How `check_patch` finds downstream tests.
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DownstreamArg {
+    /// Coverage at base for Python, else imports.
+    Auto,
+    /// Coverage at base only.
+    Coverage,
+    /// The imports of the changed modules only.
+    Imports,
+    /// None.
+    Off,
 }
 
 /// Makes the lists optional in the schema; [`no_default`] takes the value it implies out.
@@ -106,6 +125,14 @@ impl Server {
         }
         if let Some(p2p) = args.p2p {
             check = check.replace_p2p(p2p);
+        }
+        if let Some(mode) = args.downstream {
+            check = check.downstream(match mode {
+                DownstreamArg::Auto => DownstreamMode::Auto,
+                DownstreamArg::Coverage => DownstreamMode::Coverage,
+                DownstreamArg::Imports => DownstreamMode::Imports,
+                DownstreamArg::Off => DownstreamMode::Off,
+            });
         }
         // Bad input is the caller's to fix: a tool error it can read, not a protocol error.
         // A cancelled call (`notifications/cancelled`, or the server shutting down) drops the

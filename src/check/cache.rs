@@ -44,6 +44,8 @@ pub(crate) struct Key<'a> {
     pub(crate) f2p: &'a [String],
     pub(crate) p2p: &'a [String],
     pub(crate) env: &'a [(String, String)],
+    /// The downstream tests run with the requested ones (ids and whole files).
+    pub(crate) downstream: &'a [String],
     pub(crate) setup_cmd: Option<&'a str>,
     pub(crate) python: Option<&'a Path>,
     pub(crate) retries: usize,
@@ -138,7 +140,7 @@ impl BaselineCache {
     /// not match (cut short, or edited by hand or by a test that found it) is a miss, so it is
     /// run again rather than trusted. The digest is no secret: what keeps code under test from
     /// writing a matching entry is a sandbox in which the cache is not visible.
-    pub(crate) fn load(&self, name: &str) -> Option<Entry> {
+    pub(crate) fn load<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
         let bytes = std::fs::read(self.path(name)).ok()?;
         let newline = bytes.iter().position(|&b| b == b'\n')?;
         let (digest, json) = (&bytes[..newline], &bytes[newline + 1..]);
@@ -150,7 +152,7 @@ impl BaselineCache {
 
     /// Store atomically: a reader sees the whole entry or none. A cache that cannot be
     /// written only costs a rerun, so the error is the caller's to ignore.
-    pub(crate) fn store(&self, name: &str, entry: &Entry) -> std::io::Result<()> {
+    pub(crate) fn store<T: Serialize>(&self, name: &str, entry: &T) -> std::io::Result<()> {
         let path = self.path(name);
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir)?;
@@ -175,6 +177,7 @@ mod tests {
             f2p,
             p2p: &[],
             env,
+            downstream: &[],
             setup_cmd: None,
             python: None,
             retries: 0,
@@ -217,7 +220,7 @@ mod tests {
     fn entries_round_trip_and_garbage_is_a_miss() {
         let dir = tempfile::tempdir().unwrap();
         let cache = BaselineCache::new(dir.path());
-        assert!(cache.load("k").is_none());
+        assert!(cache.load::<Entry>("k").is_none());
         let entry = Entry {
             evidence: Evidence::default(),
             info: RunInfo {
@@ -226,7 +229,7 @@ mod tests {
             },
         };
         cache.store("k", &entry).unwrap();
-        assert_eq!(cache.load("k").unwrap().info.attempts, 2);
+        assert_eq!(cache.load::<Entry>("k").unwrap().info.attempts, 2);
         // An entry edited in place, however well-formed, no longer matches its digest.
         let stored = std::fs::read_to_string(cache.path("k")).unwrap();
         std::fs::write(
@@ -234,9 +237,9 @@ mod tests {
             stored.replace("\"attempts\":2", "\"attempts\":3"),
         )
         .unwrap();
-        assert!(cache.load("k").is_none());
+        assert!(cache.load::<Entry>("k").is_none());
         std::fs::write(cache.path("k"), "{not json").unwrap();
-        assert!(cache.load("k").is_none());
+        assert!(cache.load::<Entry>("k").is_none());
     }
 
     #[tokio::test]

@@ -75,6 +75,14 @@ pub enum Error {
         /// The names there are.
         known: String,
     },
+    /// A downstream list that is not a list of ids.
+    #[error("{path}: {reason}")]
+    DownstreamList {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// A scoring name that is not one.
     #[error(transparent)]
     Scoring(#[from] crate::judge::scoring::UnknownScoring),

@@ -6,7 +6,8 @@ use super::{Check, Plan};
 use crate::judge::grade::retry_candidates;
 use crate::judge::verdict::{ErrorCause, RunInfo};
 use crate::observe::junit::JunitError;
-use crate::observe::{Evidence, Report, TestStatus};
+use crate::observe::{Evidence, Report, Requested, TestStatus};
+use crate::run::TestCommand;
 use crate::run::command::{with_workdir, with_workdir_raw};
 use crate::run::preset::{SUPPORT_DIR_VAR, rejected_ids};
 use crate::run::sandbox::Paths;
@@ -24,6 +25,7 @@ impl Check {
     pub(super) async fn execute(
         &self,
         plan: &Plan,
+        job: &Job<'_>,
         dir: &Path,
         prepared: &Prepared,
         hidden: &[PathBuf],
@@ -67,7 +69,7 @@ impl Check {
         };
         let mut env = self.env_for(plan, &jail.workdir());
         // The runner's own files, where code under test cannot rewrite them.
-        let support = plan.command.support_files();
+        let support = job.command.support_files();
         if !support.is_empty() {
             match jail.support(support) {
                 Ok(seen) => env.0.push((SUPPORT_DIR_VAR.to_string(), seen)),
@@ -83,7 +85,7 @@ impl Check {
         }
         let runner = Attempts {
             check: self,
-            plan,
+            job,
             dir,
             env,
             workdir,
@@ -118,9 +120,9 @@ impl Check {
                     let _ = lease.setup_ran(key);
                 }
             }
-            let syntax = plan.command.ids();
-            let requested = plan.requested();
-            let all = requested.ids();
+            let syntax = job.command.ids();
+            let requested = job.requested;
+            let all = job.ids.clone();
             let mut evidence = Evidence::default();
             let first = runner.attempt(&all, 0, &mut info).await?;
             let report = if first.report.cases.is_empty() {
@@ -204,7 +206,7 @@ impl Check {
 /// Runs the test command in one checkout.
 pub(super) struct Attempts<'a> {
     pub(super) check: &'a Check,
-    pub(super) plan: &'a Plan,
+    pub(super) job: &'a Job<'a>,
     /// The side's directory: its logs here, its reports and scripts in the jail's.
     pub(super) dir: &'a Path,
     /// The checkout on the host (the ids are selected by reading it).
@@ -281,7 +283,7 @@ impl Attempts<'_> {
         n: usize,
         info: &mut RunInfo,
     ) -> Result<Attempt, (ErrorCause, String)> {
-        let command = &self.plan.command;
+        let command = self.job.command;
         let suffix = if n == 0 {
             String::new()
         } else {
@@ -292,7 +294,7 @@ impl Attempts<'_> {
         } else {
             format!("junit{suffix}.xml")
         });
-        let tests = command.select(ids, &self.workdir, &self.plan.test_files);
+        let tests = command.select(ids, &self.workdir, &self.job.files);
         let script = self.check.with_python(command.template().render(
             &tests,
             &seen,
@@ -355,6 +357,15 @@ impl Attempts<'_> {
             spec,
         })
     }
+}
+
+/// What one side runs: a command, the ids handed to it, the test files it runs whole, and the
+/// requested tests, those of which that did not pass are retried.
+pub(super) struct Job<'a> {
+    pub(super) command: &'a TestCommand,
+    pub(super) ids: Vec<String>,
+    pub(super) files: Vec<String>,
+    pub(super) requested: Requested<'a>,
 }
 
 pub(super) struct Execution {

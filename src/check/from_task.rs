@@ -92,6 +92,15 @@ impl Check {
         if let Some(python) = &task.python {
             check = check.python(python);
         }
+        if let Some(mode) = &task.downstream {
+            check = check.downstream(downstream_mode(mode)?);
+        }
+        if let Some(n) = task.downstream_max {
+            check = check.downstream_max(n);
+        }
+        if let Some(yes) = task.downstream_counts_as_p2p {
+            check = check.downstream_counts_as_p2p(yes);
+        }
         if let Some(cache) = &options.cache {
             check = check.baseline_cache(cache.clone());
         }
@@ -103,6 +112,28 @@ impl Check {
         }
         Ok(check)
     }
+}
+
+/// A `downstream` value: a mode, or a file of ids (one per line, or a JSON array).
+fn downstream_mode(value: &str) -> Result<super::DownstreamMode, Error> {
+    use super::DownstreamMode as M;
+    Ok(match value {
+        "auto" => M::Auto,
+        "coverage" => M::Coverage,
+        "imports" => M::Imports,
+        "off" | "none" => M::Off,
+        file => {
+            let path = PathBuf::from(file);
+            let text = read(&path)?;
+            let ids = crate::task::parse_id_file(&String::from_utf8_lossy(&text)).map_err(|e| {
+                Error::DownstreamList {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            M::List(ids)
+        }
+    })
 }
 
 fn origin(path: &std::path::Path) -> String {

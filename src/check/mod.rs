@@ -13,6 +13,7 @@
 mod cache;
 mod conclude;
 mod derive;
+mod downstream;
 mod error;
 mod execute;
 mod from_reports;
@@ -23,6 +24,7 @@ mod seeding;
 
 pub use cache::BaselineCache;
 pub use derive::Derived;
+pub use downstream::{DEFAULT_DOWNSTREAM_MAX, DownstreamMode};
 pub use error::Error;
 pub use execute::LOG_TAIL;
 pub use from_reports::FromReports;
@@ -92,6 +94,9 @@ pub struct Check {
     scoring: Scoring,
     repo_name: Option<String>,
     python: Option<PathBuf>,
+    downstream: DownstreamMode,
+    downstream_max: usize,
+    downstream_as_p2p: bool,
 }
 
 impl Check {
@@ -125,6 +130,9 @@ impl Check {
             scoring: Scoring::Patchgrade,
             repo_name: None,
             python: None,
+            downstream: DownstreamMode::Off,
+            downstream_max: DEFAULT_DOWNSTREAM_MAX,
+            downstream_as_p2p: false,
         }
     }
 
@@ -310,6 +318,27 @@ impl Check {
         format!("PATH={dir}:\"$PATH\"; export PATH\n{script}")
     }
 
+    /// Also find, run and grade the tests outside the task's lists that exercise what the
+    /// candidate changes (see [`DownstreamMode`]); they are reported beside the outcome.
+    pub fn downstream(mut self, mode: DownstreamMode) -> Check {
+        self.downstream = mode;
+        self
+    }
+
+    /// Run at most this many downstream tests (or, found by imports, test files), the most
+    /// concerned first (default [`DEFAULT_DOWNSTREAM_MAX`]).
+    pub fn downstream_max(mut self, n: usize) -> Check {
+        self.downstream_max = n;
+        self
+    }
+
+    /// Count the downstream tests as P2P tests too: a patch that breaks a caller nothing in
+    /// the task's lists covers is then graded as breaking (`no-op` becomes `regression`).
+    pub fn downstream_counts_as_p2p(mut self, yes: bool) -> Check {
+        self.downstream_as_p2p = yes;
+        self
+    }
+
     /// Label the verdict with the project's `owner/name` (a SWE-bench instance's `repo`).
     pub fn repo_name(mut self, name: impl Into<String>) -> Check {
         self.repo_name = Some(name.into());
@@ -375,6 +404,8 @@ impl Check {
         }
 
         let root = Arc::new(RunRoot::new(self.keep.as_deref())?);
+        let mut plan = plan;
+        plan.downstream = self.select_downstream(&plan, &candidate, &root).await;
         let verdict = self.run_in(&root, plan, draft, candidate, started).await;
         if let Some(dir) = &self.logs {
             execute::copy_logs(root.path(), dir);
@@ -451,6 +482,7 @@ impl Check {
             test_patch,
             command,
             test_files,
+            downstream: None,
             f2p,
             p2p,
         })
@@ -478,6 +510,8 @@ struct Plan {
     command: TestCommand,
     /// The test patch's files the command runs whole (see [`TestCommand::runs_test_files`]).
     test_files: Vec<String>,
+    /// The tests outside the task's lists to run and grade too (`--downstream`).
+    downstream: Option<downstream::Selection>,
     f2p: Vec<String>,
     p2p: Vec<String>,
 }
@@ -487,6 +521,23 @@ impl Plan {
         Requested {
             f2p: &self.f2p,
             p2p: &self.p2p,
+        }
+    }
+
+    /// What both sides run: the requested tests, the downstream ones, and the test files
+    /// the command runs whole.
+    fn tests_job(&self) -> execute::Job<'_> {
+        let mut ids = self.requested().ids();
+        let mut files = self.test_files.clone();
+        if let Some(d) = &self.downstream {
+            ids.extend(d.ids.iter().cloned());
+            files.extend(d.files.iter().cloned());
+        }
+        execute::Job {
+            command: &self.command,
+            ids: crate::util::list::dedup(ids),
+            files: crate::util::list::dedup(files),
+            requested: self.requested(),
         }
     }
 

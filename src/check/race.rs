@@ -109,7 +109,8 @@ impl Check {
             let _ = test_started.set(Instant::now());
             match prepared {
                 Ok(Candidate::Applied(applied)) => {
-                    let run = self.execute(plan, &cand_dir, &applied.prepared, hidden, keep);
+                    let job = plan.tests_job();
+                    let run = self.execute(plan, &job, &cand_dir, &applied.prepared, hidden, keep);
                     let run = run.await;
                     CandidateSide::Ran(Box::new((*applied, run)))
                 }
@@ -136,7 +137,10 @@ impl Check {
                     prepared: Ok(prepared),
                     store,
                 } => {
-                    let run = self.execute(plan, &base_dir, &prepared, hidden, keep).await;
+                    let job = plan.tests_job();
+                    let run = self
+                        .execute(plan, &job, &base_dir, &prepared, hidden, keep)
+                        .await;
                     if let (Some(seeding), Some(seeded)) = (&seeding, &prepared.seeded) {
                         let touched = plan.test_patch.as_ref().map(|p| p.files().to_vec());
                         let (seeding, workdir) = (seeding.clone(), prepared.workdir.clone());
@@ -189,7 +193,7 @@ impl Check {
     /// What a sandboxed command must not see: other runs (the temporary directory, this run's
     /// root, whose sides are brought back one each), the baseline caches and the pool's
     /// bookkeeping.
-    fn hidden(&self, root: &RunRoot) -> Vec<std::path::PathBuf> {
+    pub(super) fn hidden(&self, root: &RunRoot) -> Vec<std::path::PathBuf> {
         let mut hidden = vec![std::env::temp_dir(), root.path().to_path_buf()];
         hidden.extend(self.cache.as_ref().map(|c| c.dir().to_path_buf()));
         hidden.extend(BaselineCache::default_dir());
@@ -199,27 +203,81 @@ impl Check {
 
     /// The cache entry's name for this plan's baseline.
     fn cache_name(&self, plan: &Plan, runner_version: Option<&str>) -> String {
+        let downstream: Vec<String> = plan
+            .downstream
+            .iter()
+            .flat_map(|d| d.ids.iter().chain(&d.files))
+            .cloned()
+            .collect();
+        let command = (plan.command.template().as_str(), plan.command.ids());
+        let lists = [&plan.f2p[..], &plan.p2p, &downstream];
+        self.key_name(plan, command, lists, self.retries, runner_version)
+    }
+
+    /// A cache entry's name: what a run at base depends on, for this command (template and
+    /// id syntax) and these lists of tests (F2P, P2P, downstream).
+    pub(super) fn key_name(
+        &self,
+        plan: &Plan,
+        (template, ids): (&str, crate::observe::IdSyntax),
+        [f2p, p2p, downstream]: [&[String]; 3],
+        retries: usize,
+        runner_version: Option<&str>,
+    ) -> String {
         BaselineCache::name(&cache::Key {
             tree: plan.source.tree.to_string(),
             test_patch: self
                 .test_patch
                 .as_ref()
                 .map(|(_, t)| crate::util::digest::hash(t)),
-            template: plan.command.template().as_str(),
-            ids: plan.command.ids(),
-            f2p: &plan.f2p,
-            p2p: &plan.p2p,
+            template,
+            ids,
+            f2p,
+            p2p,
+            downstream,
             env: &self.env,
             setup_cmd: self.setup_cmd.as_deref(),
             python: self.python.as_deref(),
-            retries: self.retries,
+            retries,
             runner_version,
-            sandbox: match &plan.sandbox {
-                Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
-                other => other.name().to_string(),
-            },
+            sandbox: self.sandbox_key(plan),
             network: self.network,
         })
+    }
+
+    /// Where the runs happen, as a cache key says it: the sandbox, or a container's engine and
+    /// image id.
+    pub(super) fn sandbox_key(&self, plan: &Plan) -> String {
+        match &plan.sandbox {
+            Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
+            other => other.name().to_string(),
+        }
+    }
+
+    /// The version of the runner's toolchain, for a cache key: `None` in a container, whose
+    /// image id keys its toolchain already, or for a command with no probe.
+    /// The probe runs in `dir`, the run's directory.
+    pub(super) async fn runner_version(
+        &self,
+        plan: &Plan,
+        cache: &BaselineCache,
+        dir: &std::path::Path,
+    ) -> Option<String> {
+        if matches!(plan.sandbox, Sandbox::Container(_)) {
+            return None;
+        }
+        let script = plan.command.version_probe()?;
+        let probe = process::Spec {
+            env: self.env_for(plan, dir).0,
+            ..process::Spec::on_host(
+                self.with_python(script.to_string()),
+                dir,
+                dir,
+                "version",
+                PROBE_TIMEOUT,
+            )
+        };
+        Some(cache.runner_version(&probe).await)
     }
 
     /// The baseline: skipped, read from the cache, or a prepared checkout to run (and to store,
@@ -235,27 +293,7 @@ impl Check {
         }
         let mut store = None;
         if let Some(cache) = &self.cache {
-            // In a container the toolchain is the image's, which its id already keys.
-            let probe = match plan.sandbox {
-                Sandbox::Container(_) => None,
-                _ => plan.command.version_probe(),
-            };
-            let version = match probe {
-                Some(script) => {
-                    let probe = process::Spec {
-                        env: self.env_for(plan, root.path()).0,
-                        ..process::Spec::on_host(
-                            self.with_python(script.to_string()),
-                            root.path(),
-                            root.path(),
-                            "version",
-                            PROBE_TIMEOUT,
-                        )
-                    };
-                    Some(cache.runner_version(&probe).await)
-                }
-                None => None,
-            };
+            let version = self.runner_version(plan, cache, root.path()).await;
             let name = self.cache_name(plan, version.as_deref());
             let guard = cache.lock(&name).await;
             if let Some(entry) = cache.load(&name) {

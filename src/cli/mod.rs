@@ -217,6 +217,18 @@ pub struct CommandArgs {
     /// [default: patchgrade]
     #[arg(long, value_name = "SCORING")]
     pub scoring: Option<String>,
+    /// Also run and grade the tests outside the task's lists that exercise what the patch
+    /// changes: auto (coverage at base for Python, else imports), coverage, imports, off, or
+    /// a file of ids [default: off]
+    #[arg(long, value_name = "MODE|FILE")]
+    pub downstream: Option<String>,
+    /// Run at most N downstream tests (test files, found by imports), the most concerned
+    /// first [default: 100]
+    #[arg(long, value_name = "N")]
+    pub downstream_max: Option<usize>,
+    /// Count downstream tests as P2P tests (a no-op that breaks them becomes a regression)
+    #[arg(long)]
+    pub downstream_counts_as_p2p: bool,
 }
 
 impl CommandArgs {
@@ -242,6 +254,9 @@ impl CommandArgs {
             image_workdir: self.image_workdir.clone(),
             network: self.network.then_some(true),
             scoring: self.scoring.clone(),
+            downstream: self.downstream.clone(),
+            downstream_max: self.downstream_max,
+            downstream_counts_as_p2p: self.downstream_counts_as_p2p.then_some(true),
             ..TaskFile::default()
         })
     }

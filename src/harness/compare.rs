@@ -96,6 +96,8 @@ pub struct Comparison {
     pub safer: Vec<String>,
     /// No-Op in A, Regression in B: worse.
     pub worse: Vec<String>,
+    /// Tasks (of those in both runs) whose patch broke downstream tests, in A and in B.
+    pub downstream_breakage: (Vec<String>, Vec<String>),
 }
 
 impl Comparison {
@@ -153,7 +155,15 @@ impl Comparison {
                 .map(|t| t.tasks.clone())
                 .unwrap_or_default()
         };
+        let breaking = |run: &[Verdict]| -> Vec<String> {
+            run.iter()
+                .filter(|v| v.downstream.as_ref().is_some_and(|d| !d.broken.is_empty()))
+                .map(|v| id(v).to_string())
+                .filter(|i| pairs.iter().any(|(p, _, _)| p == i))
+                .collect()
+        };
         Comparison {
+            downstream_breakage: (breaking(a), breaking(b)),
             tasks: pairs.len(),
             only_a: only(&a_by, &b_by),
             only_b: only(&b_by, &a_by),
@@ -269,6 +279,15 @@ pub fn human(c: &Comparison) -> String {
             c.worse.join(", ")
         );
     }
+    let (da, db) = &c.downstream_breakage;
+    if !da.is_empty() || !db.is_empty() {
+        let _ = writeln!(
+            out,
+            "Downstream breakage (tests outside the task's lists): A {}, B {}",
+            da.len(),
+            db.len()
+        );
+    }
     out.push('\n');
     out.push_str(&matrix_table(c, false).text(""));
     out.push_str("\nNet change\n");
@@ -314,6 +333,15 @@ pub fn markdown(c: &Comparison) -> String {
             out,
             "- :warning: **Worse** (No-Op → Regression): {}",
             c.worse.len()
+        );
+    }
+    let (da, db) = &c.downstream_breakage;
+    if !da.is_empty() || !db.is_empty() {
+        let _ = writeln!(
+            out,
+            "- Downstream breakage (tests outside the task's lists): A {}, B {}",
+            da.len(),
+            db.len()
         );
     }
     out.push('\n');

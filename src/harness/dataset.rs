@@ -168,6 +168,12 @@ pub struct RepoConfig {
     pub scoring: Option<String>,
     /// The Python interpreter the commands run (its directory first on `PATH`).
     pub python: Option<PathBuf>,
+    /// Downstream tests: `auto`, `coverage`, `imports`, `off`, or a file of ids.
+    pub downstream: Option<String>,
+    /// At most this many downstream tests.
+    pub downstream_max: Option<usize>,
+    /// Count the downstream tests as P2P tests too.
+    pub downstream_counts_as_p2p: Option<bool>,
     /// Per version of the project (a task's `version`, as SWE-bench's rows give it): what
     /// differs from this entry, such as the interpreter (`[repos."o/n".versions."4.2"]`).
     #[serde(default)]
@@ -271,6 +277,9 @@ impl RepoConfig {
             setup_once: self.setup_once,
             scoring: self.scoring.clone(),
             python: self.python.clone(),
+            downstream: self.downstream.clone(),
+            downstream_max: self.downstream_max,
+            downstream_counts_as_p2p: self.downstream_counts_as_p2p,
             // Checked when the config was loaded.
             timeout: self.timeout.as_ref().and_then(|t| timeout_of(t).ok()),
             ..TaskFile::default()

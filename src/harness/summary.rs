@@ -82,6 +82,9 @@ pub struct Summary {
     pub broken_tasks: Vec<String>,
     /// Instance ids per outcome.
     pub by_outcome: BTreeMap<Outcome, Vec<String>>,
+    /// Tasks whose patch broke downstream tests (outside their lists), per outcome: how many
+    /// `no-op` patches were really regressions. Empty when no task ran downstream tests.
+    pub downstream_breakage: BTreeMap<Outcome, Vec<String>>,
 }
 
 impl Summary {
@@ -112,7 +115,14 @@ impl Summary {
         let mut grid = [[0usize; 3]; 3];
         let (mut bab_tasks, mut bab_tests) = (0, 0);
         let (mut suspect, mut broken) = (Vec::new(), Vec::new());
+        let mut downstream: BTreeMap<Outcome, Vec<String>> = BTreeMap::new();
         for v in verdicts {
+            if v.downstream.as_ref().is_some_and(|d| !d.broken.is_empty()) {
+                downstream
+                    .entry(v.outcome)
+                    .or_default()
+                    .push(id(v).to_string());
+            }
             by_outcome
                 .entry(v.outcome)
                 .or_default()
@@ -172,8 +182,27 @@ impl Summary {
             suspect_tasks: suspect,
             broken_tasks: broken,
             by_outcome,
+            downstream_breakage: downstream,
         }
     }
+}
+
+/// Tasks with downstream breakage, per outcome: `… 3 task(s) (No-Op 2, Resolved 1)`;
+/// `None` when there is none.
+pub(crate) fn downstream_line(s: &Summary) -> Option<String> {
+    let n: usize = s.downstream_breakage.values().map(Vec::len).sum();
+    if n == 0 {
+        return None;
+    }
+    let per: Vec<String> = s
+        .downstream_breakage
+        .iter()
+        .map(|(o, ids)| format!("{} {}", o.title(), ids.len()))
+        .collect();
+    Some(format!(
+        "Downstream breakage (tests outside the task's lists broken): {n} task(s) ({})",
+        per.join(", ")
+    ))
 }
 
 fn share(count: usize, of: usize) -> f64 {
@@ -308,6 +337,9 @@ pub fn human(s: &Summary) -> String {
     if !s.incomplete.is_empty() {
         let _ = writeln!(out, "Incomplete (no result): {}", list(&s.incomplete));
     }
+    if let Some(line) = downstream_line(s) {
+        let _ = writeln!(out, "{line}");
+    }
     out.push('\n');
     for (outcome, ids) in &s.by_outcome {
         let _ = writeln!(out, "{}: {}", outcome.title(), ids.join(", "));
@@ -338,6 +370,9 @@ pub fn markdown(s: &Summary) -> String {
     );
     if !s.incomplete.is_empty() {
         let _ = writeln!(out, "Incomplete (no result): {}.", s.incomplete.len());
+    }
+    if let Some(line) = downstream_line(s) {
+        let _ = writeln!(out, "\n{line}");
     }
     out.push_str("\n<details><summary>Tasks by outcome</summary>\n\n");
     for (outcome, ids) in &s.by_outcome {

@@ -19,6 +19,7 @@ pub(crate) struct Draft {
     pub(crate) timings: Timings,
     pub(crate) isolation: Isolation,
     pub(crate) scoring: Scoring,
+    pub(crate) downstream: Option<super::downstream::Downstream>,
 }
 
 impl Draft {
@@ -31,6 +32,7 @@ impl Draft {
             timings: Timings::default(),
             isolation: Isolation::default(),
             scoring: Scoring::default(),
+            downstream: None,
         }
     }
 
@@ -264,6 +266,15 @@ impl Draft {
             ),
             None => format!("{}: {}", outcome.title(), outcome.meaning()),
         };
+        // What the outcome does not count is said beside it, not left for the JSON.
+        let summary = match &self.downstream {
+            Some(d) if !d.broken.is_empty() && !d.counted_as_p2p => format!(
+                "{summary} (by the task's lists); downstream, {} test(s) outside them that \
+                 passed at base fail after it",
+                d.broken.len()
+            ),
+            _ => summary,
+        };
         Verdict {
             schema_version: SCHEMA_VERSION,
             outcome,
@@ -274,6 +285,7 @@ impl Draft {
             f2p,
             p2p,
             tests,
+            downstream: self.downstream,
             scoring: self.scoring,
             swebench_resolved: None,
             other_scoring: None,

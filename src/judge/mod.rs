@@ -10,9 +10,12 @@
 //! - [`verdict`]: [`Verdict`] and everything in it.
 //! - [`scoring`]: [`Scoring`](scoring::Scoring), patchgrade's rules or SWE-bench's, and the
 //!   rule behind each test they count differently.
+//! - [`downstream`]: [`Downstream`](downstream::Downstream), the tests outside the task's
+//!   lists that exercise what the patch changed, graded beside the outcome.
 //! - [`draft`]: a verdict under construction (warnings, timings, runs).
 
 pub mod classify;
+pub mod downstream;
 pub mod draft;
 pub mod grade;
 pub mod outcome;

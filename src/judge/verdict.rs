@@ -5,6 +5,7 @@
 //! when a field's meaning changes or a field is removed.
 
 pub use super::classify::{Axis, Effect, GradedTest};
+pub use super::downstream::{Downstream, Method as DownstreamMethod};
 pub use super::outcome::{Level, Outcome};
 pub use super::scoring::{OtherScoring, RuleDifference, Scoring, ScoringRule};
 pub use crate::observe::{Group, IdSyntax, TestStatus};
@@ -39,6 +40,11 @@ pub struct Verdict {
     pub p2p: Axis,
     /// Every requested test, F2P first.
     pub tests: Vec<GradedTest>,
+    /// The tests outside the task's lists that exercise what the patch changed (`--downstream`):
+    /// how they were found, and those the patch broke. The outcome is the task's lists' alone,
+    /// unless they were counted as P2P tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downstream: Option<Downstream>,
     /// The rules the outcome, axes and effects follow: patchgrade's own (the default) or
     /// SWE-bench's (`--scoring swebench`).
     #[serde(default)]
@@ -317,6 +323,9 @@ pub enum WarningKind {
     SubmodulesNotCheckedOut,
     /// The repository keeps files in Git LFS; the checkout holds pointers.
     LfsPointers,
+    /// Tests outside the task's lists that passed at base fail after the patch
+    /// (`downstream.broken`): it breaks code the task's tests do not cover.
+    DownstreamBreakage,
     /// The commands ran on the host as the user (`--sandbox none`, or no sandbox works here):
     /// code under test could reach the network, the user's files and the other side's run,
     /// and the baseline was not stored.

@@ -13,9 +13,11 @@
 //! - `panic`: a Rust panic's own text and place, from its failure; `message`: a better
 //!   one-line message where the runner's says nothing (`Failed`, the test's name).
 //! - [`bytecode`]: whether the patched Python code was imported from the checkout.
+//! - [`coverage`]: [`CoverageMap`](coverage::CoverageMap), which tests ran which lines.
 
 pub mod bytecode;
 mod capped;
+pub mod coverage;
 pub mod evidence;
 pub mod ids;
 pub mod junit;

@@ -85,6 +85,22 @@ pub(super) fn hunk_list(hunks: &[OverriddenHunk]) -> String {
 fn tests(out: &mut Budget, v: &Verdict) {
     let patched = &v.patch.files;
     let redacted = v.redacted;
+    // First what the agent did not know to look at: callers its change broke.
+    let downstream: Vec<&GradedTest> = v
+        .downstream
+        .as_ref()
+        .map(|d| d.broken.iter().collect())
+        .unwrap_or_default();
+    if !downstream.is_empty() {
+        out.push(&format!(
+            "
+Your patch broke {} test(s) outside the task's lists that exercise the code it \
+             changes (callers of it, most likely):\n",
+            downstream.len()
+        ));
+        groups(out, &downstream, patched);
+    }
+    let is_downstream = |t: &GradedTest| downstream.iter().any(|d| d.id == t.id);
     // Missing at base too: the task names a test this runner does not have, so the patch is
     // not to blame and the agent should not go looking for an import error.
     let (absent, uncollected): (Vec<&GradedTest>, Vec<&GradedTest>) = v
@@ -106,6 +122,7 @@ fn tests(out: &mut Budget, v: &Verdict) {
         .tests
         .iter()
         .filter(|t| t.effect == Effect::Broken && t.status != TestStatus::Missing)
+        .filter(|t| !is_downstream(t))
         .collect();
     let not_fixed: Vec<&GradedTest> = v
         .tests

@@ -2,7 +2,8 @@
 
 use super::table::{Align, Table};
 use crate::judge::verdict::{
-    Effect, GradedTest, Level, Outcome, Stage, Verdict, Warning, WarningKind,
+    Downstream, DownstreamMethod, Effect, GradedTest, Level, Outcome, Stage, Verdict, Warning,
+    WarningKind,
 };
 use std::fmt::Write;
 
@@ -50,6 +51,9 @@ pub fn human(v: &Verdict) -> String {
     section(&mut out, "P2P tests broken by the patch:", v, |t| {
         t.effect == Effect::Broken
     });
+    if let Some(d) = &v.downstream {
+        downstream(&mut out, d);
+    }
     let at_base: Vec<&GradedTest> = v
         .tests
         .iter()
@@ -130,6 +134,46 @@ pub fn human(v: &Verdict) -> String {
     out
 }
 
+/// The downstream group: how its tests were found, how many ran, and those the patch broke.
+fn downstream(out: &mut String, d: &Downstream) {
+    let method = match d.method {
+        DownstreamMethod::Coverage => "by coverage at base",
+        DownstreamMethod::Imports => "by imports",
+        DownstreamMethod::List => "from the list given",
+        DownstreamMethod::Unavailable => "none found",
+    };
+    let _ = write!(
+        out,
+        "Downstream ({method}{}): {} found, {} run, {} kept",
+        if d.map_cached { ", map cached" } else { "" },
+        d.found,
+        d.run,
+        d.kept
+    );
+    if d.skipped > 0 {
+        let _ = write!(out, ", {} beyond --downstream-max", d.skipped);
+    }
+    if d.broken_at_base > 0 {
+        let _ = write!(out, ", {} broken at base", d.broken_at_base);
+    }
+    out.push('\n');
+    if let Some(note) = &d.note {
+        let _ = writeln!(out, "  {note}");
+    }
+    if !d.broken.is_empty() {
+        let counted = if d.counted_as_p2p {
+            " (counted as P2P)"
+        } else {
+            " (the outcome is the task's lists' alone)"
+        };
+        let _ = writeln!(out, "Downstream tests broken by the patch{counted}:");
+        for t in &d.broken {
+            test_line(out, t);
+        }
+    }
+    out.push('\n');
+}
+
 /// The grid with the outcome's cell in brackets.
 fn grid(out: &mut String, outcome: Outcome) {
     let mut t = Table::new([
@@ -163,13 +207,7 @@ fn section(out: &mut String, title: &str, v: &Verdict, pred: impl Fn(&GradedTest
     }
     let _ = writeln!(out, "{title}");
     for t in tests {
-        let _ = writeln!(
-            out,
-            "  {:8} {}{}",
-            t.status.name().to_uppercase(),
-            t.id,
-            msg(&t.message)
-        );
+        test_line(out, t);
         if !t.did_you_mean.is_empty() {
             let _ = writeln!(
                 out,
@@ -179,6 +217,17 @@ fn section(out: &mut String, title: &str, v: &Verdict, pred: impl Fn(&GradedTest
         }
     }
     out.push('\n');
+}
+
+/// `  FAILED   id — message`.
+fn test_line(out: &mut String, t: &GradedTest) {
+    let _ = writeln!(
+        out,
+        "  {:8} {}{}",
+        t.status.name().to_uppercase(),
+        t.id,
+        msg(&t.message)
+    );
 }
 
 fn msg(m: &Option<String>) -> String {

@@ -72,7 +72,17 @@ pub struct TaskFile {
     pub version: Option<String>,
     /// The Python interpreter the commands run (its directory first on `PATH`).
     pub python: Option<PathBuf>,
+    /// Downstream tests: `auto`, `coverage`, `imports`, `off`, or a file of ids (relative to
+    /// the task file).
+    pub downstream: Option<String>,
+    /// At most this many downstream tests (or test files found by imports).
+    pub downstream_max: Option<usize>,
+    /// Count the downstream tests as P2P tests too.
+    pub downstream_counts_as_p2p: Option<bool>,
 }
+
+/// The `downstream` values that are not a file.
+pub const DOWNSTREAM_MODES: [&str; 5] = ["auto", "coverage", "imports", "off", "none"];
 
 /// A task file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -182,6 +192,11 @@ impl TaskFile {
             scoring: self.scoring.or(below.scoring),
             version: self.version.or(below.version),
             python: self.python.or(below.python),
+            downstream: self.downstream.or(below.downstream),
+            downstream_max: self.downstream_max.or(below.downstream_max),
+            downstream_counts_as_p2p: self
+                .downstream_counts_as_p2p
+                .or(below.downstream_counts_as_p2p),
         }
     }
 
@@ -207,6 +222,11 @@ impl TaskFile {
             if p.is_relative() {
                 *p = dir.join(&*p);
             }
+        }
+        if let Some(d) = self.downstream.as_mut().filter(|d| {
+            !DOWNSTREAM_MODES.contains(&d.as_str()) && Path::new(d.as_str()).is_relative()
+        }) {
+            *d = dir.join(&*d).to_string_lossy().into_owned();
         }
     }
 }

@@ -79,6 +79,33 @@ impl Source {
     }
 }
 
+impl Source {
+    /// The base tree's text files whose paths `wanted` accepts (files of 1 MiB and more are
+    /// left out: no source a test imports from is that large), read from the object store.
+    pub fn text_files(&self, wanted: impl Fn(&str) -> bool) -> Vec<(String, String)> {
+        const MAX: usize = 1 << 20;
+        let Ok(repo) = Repository::open(&self.repo_dir) else {
+            return Vec::new();
+        };
+        let Ok(tree) = repo.find_tree(self.tree) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            let path = format!("{dir}{}", entry.name().unwrap_or(""));
+            if entry.kind() == Some(git2::ObjectType::Blob)
+                && wanted(&path)
+                && let Ok(blob) = repo.find_blob(entry.id())
+                && blob.size() < MAX
+            {
+                out.push((path, String::from_utf8_lossy(blob.content()).into_owned()));
+            }
+            git2::TreeWalkResult::Ok
+        });
+        out
+    }
+}
+
 /// Something a checkout lacks compared with a full clone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caveat {

@@ -15,6 +15,7 @@
 //! - [`hidden`]: [`Hidden`], the hidden tests' patch on a candidate checkout; [`merge`]: over
 //!   a file both change, hunk by hunk.
 //! - [`guard`]: paths a patch may not write (outside the tree, beyond a symbolic link).
+//! - [`imports`]: which test files import a changed module, read from their source.
 //! - [`protect`]: [`Protection`], test and CI paths a candidate should not edit.
 //! - [`pool`]: [`WorkdirPool`], checkouts kept and reset between runs.
 //! - [`seed`]: [`SeedStore`], a trusted run's build output copied into fresh checkouts.
@@ -25,6 +26,7 @@ pub mod fuzzy;
 pub mod guard;
 pub mod hidden;
 pub mod hunk;
+pub mod imports;
 pub mod merge;
 pub mod patch;
 pub mod pool;

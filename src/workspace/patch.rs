@@ -3,7 +3,7 @@
 
 use super::repair;
 use super::wrapper::{Wrapper, unwrap};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A non-empty patch in git's diff format, ready to be applied with git2.
 ///
@@ -163,6 +163,58 @@ impl Patch {
             }
             out.push((path.to_string_lossy().into_owned(), removed, added));
         }
+        out
+    }
+
+    /// Per file of the base it changes, the base's lines it changes or removes, and around
+    /// each insertion the base lines on either side of it: the lines whose tests the change
+    /// concerns. Files the patch creates have none.
+    pub fn touched_base_lines(&self) -> BTreeMap<String, BTreeSet<u32>> {
+        let mut out: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+        let Ok(diff) = self.diff() else {
+            return out;
+        };
+        for i in 0..diff.deltas().len() {
+            let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i) else {
+                continue;
+            };
+            let Some(path) = patch
+                .delta()
+                .old_file()
+                .path()
+                .map(|p| p.to_string_lossy().into_owned())
+            else {
+                continue;
+            };
+            let lines = out.entry(path).or_default();
+            for h in 0..patch.num_hunks() {
+                // The last base line seen; whether added lines replace removed ones (their
+                // lines are marked already), or insert, which marks the next base line too.
+                let mut last: Option<u32> = None;
+                let (mut replacing, mut inserted) = (false, false);
+                for l in 0..patch.num_lines_in_hunk(h).unwrap_or(0) {
+                    let Ok(line) = patch.line_in_hunk(h, l) else {
+                        continue;
+                    };
+                    match (line.origin(), line.old_lineno()) {
+                        ('+', _) if !replacing => {
+                            lines.extend(last);
+                            inserted = true;
+                        }
+                        ('+', _) => {}
+                        (origin, Some(n)) => {
+                            replacing = origin == '-';
+                            if replacing || std::mem::take(&mut inserted) {
+                                lines.insert(n);
+                            }
+                            last = Some(n);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        out.retain(|_, lines| !lines.is_empty());
         out
     }
 
@@ -454,6 +506,17 @@ mod tests {
             Patch::parse(p.as_bytes()).unwrap_err(),
             PatchError::HunkCutShort(_)
         ));
+    }
+
+    #[test]
+    fn touched_base_lines_are_the_changed_ones_and_those_around_insertions() {
+        let text = b"--- a/m.py\n+++ b/m.py\n@@ -1,6 +1,6 @@\n a\n-b\n+B\n c\n d\n e\n f\n@@ -10,3 +10,4 @@\n j\n+inserted\n k\n l\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n";
+        let p = Patch::parse(text).unwrap().unwrap();
+        let touched = p.touched_base_lines();
+        assert_eq!(
+            touched,
+            BTreeMap::from([("m.py".to_string(), BTreeSet::from([2, 10, 11]))])
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod check_env;
 mod check_input;
 mod corpus;
 mod derive_e2e;
+mod downstream_e2e;
 mod faults_e2e;
 mod hostile_e2e;
 mod inputs_e2e;

@@ -1,0 +1,250 @@
+//! Downstream tests of a check (`--downstream`): found before the runs, from coverage at base
+//! (built once per task and kept beside the baselines), from the imports of the changed
+//! modules, or from the user's list; run with the requested tests on both sides; graded
+//! beside them after.
+
+use super::cache::BaselineCache;
+use super::execute::Job;
+use super::prepare::{RunRoot, Site, blocking, prepare_baseline};
+use super::{Check, Plan};
+use crate::judge::downstream::{Downstream, Method};
+use crate::observe::coverage::CoverageMap;
+use crate::observe::{IdSyntax, Requested};
+use crate::run::{Sandbox, TestCommand};
+use crate::workspace::Patch;
+use crate::workspace::imports::{importers, is_test_path};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Which downstream tests a check runs besides the task's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DownstreamMode {
+    /// None (the default).
+    #[default]
+    Off,
+    /// By coverage at base where the runner is Python's, else by imports.
+    Auto,
+    /// By coverage at base only.
+    Coverage,
+    /// By the imports of the changed modules only.
+    Imports,
+    /// These tests, in the runner's ids.
+    List(Vec<String>),
+}
+
+/// How many downstream tests a check runs unless told (`--downstream-max`).
+pub const DEFAULT_DOWNSTREAM_MAX: usize = 100;
+
+/// The suite at base under coverage.py, each test's lines recorded as its context, written
+/// as JSON beside the JUnit report. Its configuration goes in the run's report directory,
+/// written by the command itself before anything of the project runs.
+const COVERAGE: &str = "PATCHGRADE_COVERAGE={junit}; export PATCHGRADE_COVERAGE
+cat > \"$PATCHGRADE_COVERAGE.rc\" <<'PATCHGRADE_RC'
+[run]
+dynamic_context = test_function
+data_file = ${PATCHGRADE_COVERAGE}.data
+relative_files = True
+source = .
+[json]
+show_contexts = True
+PATCHGRADE_RC
+python -m coverage run --rcfile=\"$PATCHGRADE_COVERAGE.rc\" -m pytest -p no:cacheprovider --rootdir={workdir} --junitxml={junit} {tests}
+status=$?
+python -m coverage json --rcfile=\"$PATCHGRADE_COVERAGE.rc\" -q -o \"$PATCHGRADE_COVERAGE.json\" || exit 97
+exit $status";
+
+/// The downstream tests chosen for a check, and what the verdict says of how.
+#[derive(Debug, Clone)]
+pub(super) struct Selection {
+    /// Tests to run, by id.
+    pub(super) ids: Vec<String>,
+    /// Test files to run whole (found by imports).
+    pub(super) files: Vec<String>,
+    /// The verdict's downstream group so far: method, counts, note.
+    pub(super) report: Downstream,
+}
+
+impl Selection {
+    fn unavailable(note: String) -> Selection {
+        Selection {
+            ids: Vec::new(),
+            files: Vec::new(),
+            report: Downstream::found(Method::Unavailable, 0, 0, Some(note)),
+        }
+    }
+}
+
+impl Check {
+    /// The downstream tests of this check, `None` when off.
+    pub(super) async fn select_downstream(
+        &self,
+        plan: &Plan,
+        candidate: &Patch,
+        root: &Arc<RunRoot>,
+    ) -> Option<Selection> {
+        let requested: HashSet<&str> = plan.requested().iter().map(|(id, _)| id).collect();
+        let max = self.downstream_max;
+        let cap = |found: Vec<String>| -> (Vec<String>, usize, usize) {
+            let found: Vec<String> = found
+                .into_iter()
+                .filter(|id| !requested.contains(id.as_str()))
+                .collect();
+            let n = found.len();
+            let kept: Vec<String> = found.into_iter().take(max).collect();
+            let skipped = n - kept.len();
+            (kept, n, skipped)
+        };
+        let syntax = plan.command.ids();
+        let python = matches!(syntax, IdSyntax::Pytest | IdSyntax::Unittest);
+        let mut note = None;
+        match &self.downstream {
+            DownstreamMode::Off => return None,
+            DownstreamMode::List(ids) => {
+                let (ids, found, skipped) = cap(ids.clone());
+                return Some(Selection {
+                    ids,
+                    files: Vec::new(),
+                    report: Downstream::found(Method::List, found, skipped, None),
+                });
+            }
+            DownstreamMode::Coverage if !python => {
+                return Some(Selection::unavailable(format!(
+                    "coverage at base needs a Python runner (pytest, unittest), not `{syntax}`"
+                )));
+            }
+            DownstreamMode::Auto | DownstreamMode::Coverage if python => {
+                match self.coverage_map(plan, root).await {
+                    Ok((map, cached)) => {
+                        let (ids, found, skipped) =
+                            cap(map.covering(&candidate.touched_base_lines()));
+                        let mut report = Downstream::found(Method::Coverage, found, skipped, None);
+                        report.map_cached = cached;
+                        return Some(Selection {
+                            ids,
+                            files: Vec::new(),
+                            report,
+                        });
+                    }
+                    Err(why) if self.downstream == DownstreamMode::Coverage => {
+                        return Some(Selection::unavailable(format!(
+                            "coverage at base could not be built: {why}"
+                        )));
+                    }
+                    Err(why) => {
+                        note = Some(format!(
+                            "coverage at base could not be built ({why}); found by imports"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let by_imports = python || matches!(syntax, IdSyntax::Js(_));
+        if !by_imports {
+            return Some(Selection::unavailable(format!(
+                "no way to find downstream tests for `{syntax}` here (coverage and imports \
+                 read Python and JavaScript); give a list"
+            )));
+        }
+        let hidden: HashSet<&str> = plan
+            .test_patch
+            .as_ref()
+            .map(|p| p.files().iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        let (source, changed) = (plan.source.clone(), candidate.files().to_vec());
+        let found = blocking(root.clone(), move || {
+            let tests = source.text_files(is_test_path);
+            Ok(importers(
+                tests.iter().map(|(p, s)| (p.as_str(), s.as_str())),
+                &changed,
+            ))
+        })
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| !hidden.contains(f.as_str()))
+        .collect();
+        let (files, found, skipped) = cap(found);
+        Some(Selection {
+            ids: Vec::new(),
+            files,
+            report: Downstream::found(Method::Imports, found, skipped, note),
+        })
+    }
+
+    /// Which tests run which lines at base: from the cache, or built by running the suite at
+    /// base under coverage (and stored, when the run was sandboxed). `true` when cached.
+    async fn coverage_map(
+        &self,
+        plan: &Plan,
+        root: &Arc<RunRoot>,
+    ) -> Result<(CoverageMap, bool), String> {
+        let command = TestCommand::custom(COVERAGE, IdSyntax::Pytest).map_err(|e| e.to_string())?;
+        let mut stored = None;
+        if let Some(cache) = &self.cache {
+            let name = self.map_name(plan, cache, root).await;
+            let guard = cache.lock(&name).await;
+            if let Some(map) = cache.load::<CoverageMap>(&name) {
+                return Ok((map, true));
+            }
+            stored = Some((cache.clone(), name, guard));
+        }
+        let dir = root.path().join("coverage");
+        let (source, tp, at) = (plan.source.clone(), plan.test_patch.clone(), dir.clone());
+        let prepared = blocking(root.clone(), move || {
+            let site = Site {
+                dir: &at,
+                pool: None,
+                seeding: None,
+            };
+            prepare_baseline(&source, tp.as_ref(), site)
+        })
+        .await
+        .map_err(|e| e.describe().1)?;
+        let job = Job {
+            command: &command,
+            ids: Vec::new(),
+            files: Vec::new(),
+            requested: Requested { f2p: &[], p2p: &[] },
+        };
+        let hidden = self.hidden(root);
+        let keep = self.keep.is_some();
+        let run = self
+            .execute(plan, &job, &dir, &prepared, &hidden, keep)
+            .await;
+        let json_file = dir.join("out/junit.xml.json");
+        let json = std::fs::read(&json_file);
+        let evidence = run.evidence.map_err(|(_, why)| {
+            if why.contains("No module named coverage") {
+                "coverage.py is not installed where the tests run (`python -m coverage`)".into()
+            } else {
+                why
+            }
+        })?;
+        let report = evidence.attempts.first().ok_or("no report")?;
+        let json = json.map_err(|e| format!("coverage.py wrote no data ({e})"))?;
+        let map = CoverageMap::build(&json, report).map_err(|e| e.to_string())?;
+        // As a baseline: run on the host, the candidate's code could have disturbed it.
+        if let Some((cache, name, _guard)) = stored
+            && plan.sandbox != Sandbox::None
+        {
+            let _ = cache.store(&name, &map);
+        }
+        Ok((map, false))
+    }
+
+    /// The coverage map's cache entry: the baseline's key, with the coverage command and no
+    /// ids (the map is the task's, whatever the candidate).
+    async fn map_name(&self, plan: &Plan, cache: &BaselineCache, root: &RunRoot) -> String {
+        let version = self.runner_version(plan, cache, root.path()).await;
+        let none: &[String] = &[];
+        self.key_name(
+            plan,
+            (COVERAGE, IdSyntax::Pytest),
+            [none, none, none],
+            0,
+            version.as_deref(),
+        )
+    }
+}
