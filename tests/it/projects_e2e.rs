@@ -477,3 +477,62 @@ fn a_candidate_cannot_write_into_the_build_seed() {
     assert!(seeded(&v, "candidate"), "{v:#}");
     assert_eq!(v["outcome"], "regression", "{v:#}");
 }
+
+/// sqlparse as SWE-bench would set its task: P2P only the tests of the file the test patch
+/// touches. The real fix plus a tidy-up that drops the splitter's `END IF` rule passes every
+/// listed test, and breaks a test in another file: `--downstream auto` finds it by coverage.
+#[test]
+fn sqlparse_downstream_finds_the_test_a_tidy_up_breaks_in_another_file() {
+    crate::setup::require_pytest();
+    let dir = root().join("fixtures/projects/sqlparse-5ca50a2");
+    let f = project("sqlparse-5ca50a2");
+    let (_, parsed) = derive_task(&f, &dir, "pytest", &[]);
+    let split: Vec<&str> = strings(&parsed["p2p"])
+        .into_iter()
+        .filter(|id| id.starts_with("tests/test_split.py::"))
+        .collect();
+    let mut args = CheckArgs::new()
+        .runner("pytest")
+        .test_patch(dir.join("test.patch"))
+        .patch(dir.join("tidy.patch"))
+        .f2p_all(strings(&parsed["f2p"]))
+        .p2p_all(&split)
+        .json();
+    let by_lists = f.run(&args).json();
+    assert_eq!(by_lists["outcome"], "resolved", "{by_lists:#}");
+    args = args.args(&["--downstream", "auto"]);
+    let v = f.run(&args).json();
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    assert_eq!(v["downstream"]["method"], "coverage", "{v:#}");
+    let broken: Vec<&str> = v["downstream"]["broken"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        broken,
+        ["tests/test_regressions.py::test_issue194_splitting_function"]
+    );
+    let strict = f.run(&args.args(&["--downstream-counts-as-p2p"])).json();
+    assert_eq!(strict["outcome"], "breaking-resolved", "{strict:#}");
+    // The real fix alone breaks nothing downstream.
+    let fix = f
+        .run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .test_patch(dir.join("test.patch"))
+                .patch(dir.join("fix.patch"))
+                .f2p_all(strings(&parsed["f2p"]))
+                .p2p_all(&split)
+                .json()
+                .args(&["--downstream", "auto"]),
+        )
+        .json();
+    assert_eq!(fix["outcome"], "resolved");
+    assert_eq!(
+        fix["downstream"]["broken"],
+        serde_json::json!([]),
+        "{fix:#}"
+    );
+}
