@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use patchgrade::harness::{
-    Config, Event, Options, Plan, Shard, batch, compare, read_predictions, read_tasks, results,
-    summary, swebench,
+    Config, Event, Options, Plan, Shard, batch, compare, gate, read_predictions, read_tasks,
+    results, summary, swebench,
 };
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -84,6 +84,13 @@ pub struct ReportArgs {
     /// layout of logs/run_evaluation/<run_id>); with --format swebench only.
     #[arg(long, value_name = "DIR")]
     instance_reports: Option<PathBuf>,
+    /// Exit 1 when this holds, e.g. 'regression>0', 'resolve_rate<40%' (repeatable; NAME: an
+    /// outcome, resolve_rate, regression_share, downstream_breakage, suspect, incomplete)
+    #[arg(long, value_name = "CONDITION")]
+    fail_if: Vec<gate::Condition>,
+    /// Exit 1 when the resolve rate is below this (a fraction, or a percentage: 40%)
+    #[arg(long, value_name = "RATE")]
+    min_resolve_rate: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -94,6 +101,13 @@ pub struct CompareArgs {
     b: PathBuf,
     #[arg(long, value_enum, default_value = "human")]
     format: TableFormat,
+    /// Exit 1 when B's Regression rate is significantly higher than A's (exact McNemar test
+    /// over the tasks both graded, p below --alpha)
+    #[arg(long)]
+    fail_on_worse: bool,
+    /// The significance level of --fail-on-worse
+    #[arg(long, value_name = "P", default_value = "0.05")]
+    alpha: f64,
 }
 
 #[derive(clap::Subcommand)]
@@ -230,7 +244,8 @@ impl Progress {
     }
 }
 
-pub fn report(args: ReportArgs) -> Result<()> {
+/// `report`: `Ok(false)` when a gate failed (said on stderr).
+pub fn report(args: ReportArgs) -> Result<bool> {
     let verdicts = results::load(&args.dir)?;
     let tasks: Option<Vec<String>> = match &args.tasks {
         Some(path) => Some(
@@ -260,7 +275,17 @@ pub fn report(args: ReportArgs) -> Result<()> {
             super::stdout(&format!("{}\n", serde_json::to_string_pretty(&run)?))?
         }
     }
-    Ok(())
+    let mut conditions = args.fail_if;
+    if let Some(rate) = &args.min_resolve_rate {
+        conditions.push(format!("resolve_rate<{rate}").parse().map_err(|_| {
+            anyhow::anyhow!("--min-resolve-rate: `{rate}` is not a rate (0.4, or 40%)")
+        })?);
+    }
+    let failed = gate::check_summary(&s, &conditions);
+    for line in &failed {
+        eprintln!("patchgrade: {line}");
+    }
+    Ok(failed.is_empty())
 }
 
 /// SWE-bench's report.json of each result it would have one for, under its model's
@@ -307,16 +332,43 @@ pub fn import(command: ImportCommand) -> Result<()> {
     Ok(())
 }
 
-pub fn compare(args: CompareArgs) -> Result<()> {
+/// `compare`: `Ok(false)` when `--fail-on-worse` found B worse (said on stderr).
+pub fn compare(args: CompareArgs) -> Result<bool> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        anyhow::bail!(
+            "--alpha: {} is not a significance level (0 < P < 1)",
+            args.alpha
+        );
+    }
     let a = results::load(&args.a)?;
     let b = results::load(&args.b)?;
-    let c = compare::Comparison::of(&a, &b);
+    let c = compare::Comparison::of(&a, &b).named(run_name(&args.a, &a), run_name(&args.b, &b));
     match args.format {
         TableFormat::Human => super::stdout(&compare::human(&c))?,
         TableFormat::Markdown => super::stdout(&compare::markdown(&c))?,
         TableFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&c)?))?,
     }
-    Ok(())
+    let worse = args
+        .fail_on_worse
+        .then(|| gate::worse(&c, args.alpha))
+        .flatten();
+    if let Some(line) = &worse {
+        eprintln!("patchgrade: {line}");
+    }
+    Ok(worse.is_none())
+}
+
+/// A run's name: its model, when every result names the same one, else its directory's name.
+fn run_name(dir: &std::path::Path, verdicts: &[patchgrade::Verdict]) -> String {
+    let mut models = verdicts.iter().map(|v| v.model_name_or_path.as_deref());
+    let first = models.next().flatten();
+    match first {
+        Some(m) if models.all(|x| x == Some(m)) => m.to_string(),
+        _ => dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| dir.display().to_string()),
+    }
 }
 
 pub fn merge(args: MergeArgs) -> Result<()> {

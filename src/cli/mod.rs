@@ -95,8 +95,8 @@ async fn dispatch() -> ExitCode {
             })
             .await
         }
-        Command::Report(args) => plain(harness::report(args)),
-        Command::Compare(args) => plain(harness::compare(args)),
+        Command::Report(args) => gated(harness::report(args)),
+        Command::Compare(args) => gated(harness::compare(args)),
         Command::Merge(args) => plain(harness::merge(args)),
         Command::Import(command) => plain(harness::import(command)),
         Command::Derive(args) => stoppable(derive::derive(*args)).await,
@@ -120,6 +120,15 @@ async fn stoppable(work: impl std::future::Future<Output = ExitCode>) -> ExitCod
 fn usage_error(e: anyhow::Error) -> ExitCode {
     eprintln!("patchgrade: error: {e:#}");
     ExitCode::from(EXIT_USAGE)
+}
+
+/// A command with gates: 0, 1 when a gate failed, 2 for bad input.
+fn gated(done: Result<bool>) -> ExitCode {
+    match done {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => usage_error(e),
+    }
 }
 
 fn plain(done: Result<()>) -> ExitCode {

@@ -71,9 +71,16 @@ pub struct Net {
     pub change: i64,
 }
 
+/// The version of the report's and the comparison's JSON shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// Two runs compared over the tasks both graded.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
+    /// Version of this document's shape.
+    pub schema_version: u32,
+    /// The runs' names (their model, or their directory's name): A, then B.
+    pub names: [String; 2],
     /// Tasks graded in both runs.
     pub tasks: usize,
     /// Tasks graded only in A, or only in B (not compared).
@@ -163,6 +170,8 @@ impl Comparison {
                 .collect()
         };
         Comparison {
+            schema_version: SCHEMA_VERSION,
+            names: ["A".into(), "B".into()],
             downstream_breakage: (breaking(a), breaking(b)),
             tasks: pairs.len(),
             only_a: only(&a_by, &b_by),
@@ -179,7 +188,15 @@ impl Comparison {
     }
 }
 
-fn paired_line(name: &str, p: &Paired, n: usize) -> String {
+impl Comparison {
+    /// The comparison with its runs named (the defaults are `A` and `B`).
+    pub fn named(mut self, a: String, b: String) -> Comparison {
+        self.names = [a, b];
+        self
+    }
+}
+
+fn paired_line(name: &str, p: &Paired, n: usize, names: &[String; 2]) -> String {
     let share = |k: usize| {
         if n == 0 {
             pct(0.0)
@@ -188,9 +205,11 @@ fn paired_line(name: &str, p: &Paired, n: usize) -> String {
         }
     };
     format!(
-        "{name}: A {} ({}), B {} ({}); +{} −{}, exact McNemar p = {:.4}",
+        "{name}: {} {} ({}), {} {} ({}); +{} −{}, exact McNemar p = {:.4}",
+        names[0],
         p.a,
         share(p.a),
+        names[1],
         p.b,
         share(p.b),
         p.gained.len(),
@@ -218,7 +237,8 @@ fn short(o: Outcome) -> &'static str {
 
 /// The transition matrix: A's outcome by row, B's by column.
 fn matrix_table(c: &Comparison, bold: bool) -> Table {
-    let head = std::iter::once(("A \\ B", Align::Left))
+    let corner = format!("{} \\ {}", c.names[0], c.names[1]);
+    let head = std::iter::once((corner.as_str(), Align::Left))
         .chain(c.outcomes.iter().map(|o| (short(*o), Align::Right)));
     let mut t = Table::new(head);
     for (o, row) in c.outcomes.iter().zip(&c.matrix) {
@@ -232,15 +252,20 @@ fn matrix_table(c: &Comparison, bold: bool) -> Table {
     t
 }
 
-/// Each outcome's count in both runs, for the outcomes either run has.
+/// Each outcome's count in both runs, for the outcomes either run has, and always `Error`:
+/// a run that graded fewer tasks is no better for it.
 fn net_table(c: &Comparison) -> Table {
     let mut t = Table::new([
         ("outcome", Align::Left),
-        ("A", Align::Right),
-        ("B", Align::Right),
+        (c.names[0].as_str(), Align::Right),
+        (c.names[1].as_str(), Align::Right),
         ("change", Align::Right),
     ]);
-    for n in c.net.iter().filter(|n| n.a + n.b > 0) {
+    for n in c
+        .net
+        .iter()
+        .filter(|n| n.a + n.b > 0 || n.outcome == Outcome::Error)
+    {
         t.row([
             n.outcome.title().to_string(),
             n.a.to_string(),
@@ -254,15 +279,24 @@ fn net_table(c: &Comparison) -> Table {
 /// For people, on a terminal.
 pub fn human(c: &Comparison) -> String {
     let mut out = String::new();
+    let [a, b] = &c.names;
     let _ = writeln!(
         out,
-        "{} tasks in both runs ({} only in A, {} only in B)",
+        "{} tasks in both runs ({} only in {a}, {} only in {b})",
         c.tasks,
         c.only_a.len(),
         c.only_b.len()
     );
-    let _ = writeln!(out, "{}", paired_line("Resolved", &c.resolved, c.tasks));
-    let _ = writeln!(out, "{}", paired_line("Regression", &c.regression, c.tasks));
+    let _ = writeln!(
+        out,
+        "{}",
+        paired_line("Resolved", &c.resolved, c.tasks, &c.names)
+    );
+    let _ = writeln!(
+        out,
+        "{}",
+        paired_line("Regression", &c.regression, c.tasks, &c.names)
+    );
     if !c.safer.is_empty() {
         let _ = writeln!(
             out,
@@ -283,7 +317,7 @@ pub fn human(c: &Comparison) -> String {
     if !da.is_empty() || !db.is_empty() {
         let _ = writeln!(
             out,
-            "Downstream breakage (tests outside the task's lists): A {}, B {}",
+            "Downstream breakage (tests outside the task's lists): {a} {}, {b} {}",
             da.len(),
             db.len()
         );
@@ -310,36 +344,29 @@ pub fn human(c: &Comparison) -> String {
 /// For a GitHub step summary or a pull request.
 pub fn markdown(c: &Comparison) -> String {
     let mut out = String::new();
+    let [a, b] = &c.names;
     let _ = writeln!(
         out,
-        "## patchgrade compare: {} tasks in both runs\n",
+        "## patchgrade compare: {a} → {b}, {} tasks in both runs\n",
         c.tasks
     );
     let _ = writeln!(
         out,
         "- {}\n- {}",
-        paired_line("Resolved", &c.resolved, c.tasks),
-        paired_line("Regression", &c.regression, c.tasks)
+        paired_line("Resolved", &c.resolved, c.tasks, &c.names),
+        paired_line("Regression", &c.regression, c.tasks, &c.names)
     );
     if !c.safer.is_empty() {
-        let _ = writeln!(
-            out,
-            "- :white_check_mark: **Safer** (Regression → No-Op): {}",
-            c.safer.len()
-        );
+        let _ = writeln!(out, "- ✓ **Safer** (Regression → No-Op): {}", c.safer.len());
     }
     if !c.worse.is_empty() {
-        let _ = writeln!(
-            out,
-            "- :warning: **Worse** (No-Op → Regression): {}",
-            c.worse.len()
-        );
+        let _ = writeln!(out, "- ⚠ **Worse** (No-Op → Regression): {}", c.worse.len());
     }
     let (da, db) = &c.downstream_breakage;
     if !da.is_empty() || !db.is_empty() {
         let _ = writeln!(
             out,
-            "- Downstream breakage (tests outside the task's lists): A {}, B {}",
+            "- Downstream breakage (tests outside the task's lists): {a} {}, {b} {}",
             da.len(),
             db.len()
         );

@@ -55,6 +55,8 @@ pub struct Count {
 /// The distribution of a run's outcomes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
+    /// Version of this document's shape ([`super::compare::SCHEMA_VERSION`]).
+    pub schema_version: u32,
     /// Tasks: those with a result, and those of the dataset without one (`incomplete`).
     pub tasks: usize,
     /// Tasks of the dataset (`report --tasks`) with no result: counted in `tasks`, so in the
@@ -164,6 +166,7 @@ impl Summary {
         .map(count)
         .sum();
         Summary {
+            schema_version: super::compare::SCHEMA_VERSION,
             tasks: n,
             incomplete: Vec::new(),
             swebench_resolved: verdicts

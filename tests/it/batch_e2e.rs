@@ -268,6 +268,88 @@ fn compare_shows_transitions_and_paired_tests() {
         "{}",
         human.stdout
     );
+    // The runs are named by their directories, symbols are plain, and Error has its row.
+    let md = f.run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]);
+    for want in [
+        "## patchgrade compare: a → b, 9 tasks in both runs",
+        "- ✓ **Safer** (Regression → No-Op): 1",
+        "| outcome | a | b | change |",
+        "| Error | 1 | 1 | +0 |",
+    ] {
+        assert!(md.stdout.contains(want), "{want}\n{}", md.stdout);
+    }
+    assert!(!md.stdout.contains(":white_check_mark:"), "{}", md.stdout);
+    gates(&f, &a, &b);
+}
+
+/// CI gates: `report --fail-if`/`--min-resolve-rate` and `compare --fail-on-worse` exit 1,
+/// with one line saying why, after the report; bad conditions are bad input.
+fn gates(f: &Fixture, a: &Path, b: &Path) {
+    let report = |dir: &Path, extra: &[&str]| {
+        let mut args = vec!["report", dir.to_str().unwrap(), "--format", "json"];
+        args.extend(extra);
+        f.run(&args)
+    };
+    let failed = report(a, &["--fail-if", "regression>0"]);
+    assert_eq!(failed.code, 1, "{}", failed.stderr);
+    assert!(!failed.stdout.is_empty(), "the report is still written");
+    assert_eq!(
+        failed.stderr.trim(),
+        "patchgrade: gate failed: regression>0 (it is 1)"
+    );
+    assert_eq!(report(b, &["--fail-if", "regression>0"]).code, 0);
+    let rate = report(b, &["--min-resolve-rate", "50%", "--fail-if", "error>=1"]);
+    assert_eq!(rate.code, 1);
+    assert_eq!(rate.stderr.lines().count(), 2, "{}", rate.stderr);
+    assert_eq!(report(b, &["--min-resolve-rate", "0.2"]).code, 0);
+    let bad = report(b, &["--fail-if", "regresion>0"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("invalid condition `regresion>0`"),
+        "{}",
+        bad.stderr
+    );
+    let compare = |x: &Path, y: &Path| {
+        f.run(&[
+            "compare",
+            x.to_str().unwrap(),
+            y.to_str().unwrap(),
+            "--fail-on-worse",
+        ])
+    };
+    assert_eq!(compare(a, b).code, 0);
+    // One task worse is no evidence (p = 1): not a failed gate.
+    assert_eq!(compare(b, a).code, 0);
+    // Ten tasks, each No-Op in one run and Regression in the other: p < 0.05.
+    let results = |dir: &Path, outcome: &str| {
+        let src = std::fs::read_to_string(a.join("results/calc-no-op.json")).unwrap();
+        std::fs::create_dir_all(dir.join("results")).unwrap();
+        for i in 0..10 {
+            let mut v: Value = serde_json::from_str(&src).unwrap();
+            v["task"]["instance_id"] = json!(format!("t{i}"));
+            v["outcome"] = json!(outcome);
+            std::fs::write(dir.join(format!("results/t{i}.json")), v.to_string()).unwrap();
+        }
+    };
+    let (before, after) = (f.scratch.join("before"), f.scratch.join("after"));
+    results(&before, "no-op");
+    results(&after, "regression");
+    let worse = compare(&before, &after);
+    assert_eq!(worse.code, 1, "{}", worse.stderr);
+    assert!(
+        worse
+            .stderr
+            .contains("gate failed: Regression rose from 0 to 10 of 10 tasks"),
+        "{}",
+        worse.stderr
+    );
+    assert_eq!(compare(&after, &before).code, 0);
 }
 
 #[test]

@@ -309,7 +309,7 @@ fn report_and_compare_count_downstream_breakage_per_outcome() {
     assert!(
         compare
             .stdout
-            .contains("Downstream breakage (tests outside the task's lists): A 0, B 1"),
+            .contains("Downstream breakage (tests outside the task's lists): fixed 0, broke 1"),
         "{}",
         compare.stdout
     );
