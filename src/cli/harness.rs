@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use patchgrade::harness::{
-    Config, Event, Options, Plan, Shard, batch, compare, gate, read_predictions, read_tasks,
+    Config, Event, Options, Plan, Shard, batch, compare, gate, html, read_predictions, read_tasks,
     results, summary, swebench,
 };
 use std::io::IsTerminal;
@@ -57,6 +57,8 @@ pub enum TableFormat {
     Json,
     /// For a GitHub step summary.
     Markdown,
+    /// One self-contained page for a browser.
+    Html,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -69,6 +71,8 @@ pub enum ReportFormat {
     Markdown,
     /// SWE-bench's run report (make_run_report's fields, schema version 2).
     Swebench,
+    /// One self-contained page for a browser: the grid as a heat map, the tasks.
+    Html,
 }
 
 #[derive(clap::Args)]
@@ -267,6 +271,10 @@ pub fn report(args: ReportArgs) -> Result<bool> {
         ReportFormat::Human => super::stdout(&summary::human(&s))?,
         ReportFormat::Markdown => super::stdout(&summary::markdown(&s))?,
         ReportFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&s)?))?,
+        ReportFormat::Html => {
+            let title = run_name(&args.dir, &verdicts);
+            super::stdout(&html::report(&s, &verdicts, &title))?
+        }
         ReportFormat::Swebench => {
             if let Some(dir) = &args.instance_reports {
                 write_instance_reports(dir, &verdicts)?;
@@ -347,6 +355,7 @@ pub fn compare(args: CompareArgs) -> Result<bool> {
         TableFormat::Human => super::stdout(&compare::human(&c))?,
         TableFormat::Markdown => super::stdout(&compare::markdown(&c))?,
         TableFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&c)?))?,
+        TableFormat::Html => super::stdout(&html::compare(&c, &a, &b))?,
     }
     let worse = args
         .fail_on_worse

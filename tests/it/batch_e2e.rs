@@ -850,3 +850,134 @@ fn report_lists_suspect_tasks() {
         text.stdout
     );
 }
+
+/// The HTML report and comparison, looked at in headless Chromium: no console error and no
+/// request leaves the page, the grid's cells hold the counts, the task table sorts and
+/// filters, a task's link opens its verdict, a comparison marks its safer and worse cells; a
+/// screenshot of each goes to `target/screenshots/`.
+#[test]
+fn the_html_pages_work_in_a_browser() {
+    let Some(modules) = std::env::var_os("PATCHGRADE_JS_MODULES") else {
+        crate::setup::skip("playwright-core is not installed (scripts/jsenv)");
+        return;
+    };
+    if !crate::setup::have_runner("chromium") || !crate::setup::have_runner("node") {
+        return;
+    }
+    let f = Fixture::calc();
+    let (tasks, preds_a) = nine_tasks(&f);
+    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
+    let a = f.scratch.join("before");
+    let b = f.scratch.join("after");
+    let preds = jsonl(&f.scratch.join("a.jsonl"), &preds_a);
+    assert_eq!(batch(&f, &tasks, &preds, &a, &[]).code, 0);
+    // B: the no-op regresses (worse), the regression stops (safer).
+    let preds_b: Vec<Value> = preds_a
+        .iter()
+        .map(|p| {
+            let id = p["instance_id"].as_str().unwrap();
+            match id {
+                "calc-regression" => prediction(id, "no-op"),
+                "calc-no-op" => prediction(id, "regression"),
+                _ => p.clone(),
+            }
+        })
+        .collect();
+    let preds_b = jsonl(&f.scratch.join("b.jsonl"), &preds_b);
+    assert_eq!(batch(&f, &tasks, &preds_b, &b, &[]).code, 0);
+    let shots = crate::setup::root().join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let look = |args: &[&str], name: &str, filter: &str| -> Value {
+        let page = f.scratch.join(format!("{name}.html"));
+        let run = f.run(args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        std::fs::write(&page, &run.stdout).unwrap();
+        let out = Command::new("node")
+            .arg(crate::setup::root().join("tests/html/check.cjs"))
+            .arg(&page)
+            .arg(shots.join(format!("{name}.png")))
+            .env("PATCHGRADE_JS_MODULES", &modules)
+            .env("FILTER", filter)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let r = look(
+        &["report", a.to_str().unwrap(), "--format", "html"],
+        "report",
+        "calc-re",
+    );
+    assert_eq!(r["errors"], json!([]), "{r:#}");
+    assert_eq!(r["requests"], json!([]), "{r:#}");
+    assert_eq!(r["title"], "patchgrade: before");
+    // One task in each grid cell the patches reach; the report's own counts.
+    let grid = json_of(&f, &["report", a.to_str().unwrap(), "--format", "json"])["grid"].clone();
+    let levels = ["all", "some", "none"];
+    for (i, f2p) in levels.iter().enumerate() {
+        for (j, p2p) in levels.iter().enumerate() {
+            assert_eq!(
+                r["cells"][format!("{f2p}-{p2p}")],
+                grid[i][j],
+                "{f2p}-{p2p}: {r:#}"
+            );
+        }
+    }
+    let mut sorted: Vec<String> = PATCHES.iter().map(|p| format!("calc-{p}")).collect();
+    sorted.push("calc-error".into());
+    sorted.sort();
+    assert_eq!(r["by_task_asc"], json!(sorted));
+    sorted.reverse();
+    assert_eq!(r["by_task_desc"], json!(sorted));
+    let p2p_first = r["by_p2p_asc"][0].as_str().unwrap();
+    assert_ne!(r["by_p2p_asc"], r["by_p2p_desc"]);
+    assert!(
+        [
+            "calc-regression",
+            "calc-work-in-progress",
+            "calc-breaking-resolved",
+            "calc-empty",
+            "calc-patch-failed",
+            "calc-error"
+        ]
+        .contains(&p2p_first),
+        "{r:#}"
+    );
+    // In the order the last sort left them.
+    let mut filtered: Vec<&str> = r["filtered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    filtered.sort();
+    assert_eq!(filtered, ["calc-regression", "calc-resolved"]);
+    assert_eq!(r["shown"], "2 of 9 shown");
+    assert_eq!(r["by_outcome"], json!(["calc-regression"]));
+    assert_eq!(r["opened"], true, "{r:#}");
+    let c = look(
+        &[
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--format",
+            "html",
+        ],
+        "compare",
+        "",
+    );
+    assert_eq!(c["errors"], json!([]), "{c:#}");
+    assert_eq!(c["title"], "patchgrade: before → after");
+    assert_eq!(
+        c["matrix"],
+        json!([
+            ["worse", "no-op", "regression", 1],
+            ["safer", "regression", "no-op", 1]
+        ]),
+        "{c:#}"
+    );
+}
