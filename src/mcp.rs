@@ -99,6 +99,7 @@ impl Server {
     /// Grade a patch against the task.
     #[tool(
         title = "Check a patch",
+        output_schema = rmcp::handler::server::common::schema_for_output::<crate::Verdict>(),
         annotations(
             title = "Check a patch",
             read_only_hint = true,

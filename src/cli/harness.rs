@@ -38,6 +38,10 @@ pub struct BatchArgs {
     /// With --resume, grade again the tasks whose result is `error`.
     #[arg(long)]
     retry_errors: bool,
+    /// Also write every result (of this run and earlier ones in --out) as JUnit XML: a suite
+    /// per task, its outcome as the status of one testcase.
+    #[arg(long, value_name = "FILE")]
+    junit_out: Option<PathBuf>,
     #[command(flatten)]
     reuse: super::ReuseArgs,
     #[command(
@@ -148,6 +152,7 @@ pub struct MergeArgs {
 
 /// `batch`: `Ok(true)` when every task got a result.
 pub async fn batch(args: BatchArgs) -> Result<bool> {
+    super::check::writable(args.junit_out.as_deref())?;
     let tasks = read_tasks(&args.tasks)?;
     let predictions = read_predictions(&args.predictions)?;
     let config = match &args.config {
@@ -189,6 +194,12 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
         eprintln!("patchgrade: error: grading `{id}` failed inside patchgrade: {message}");
     }
     let verdicts = results::load(&args.out)?;
+    if let Some(path) = &args.junit_out {
+        let xml =
+            patchgrade::report::junit_batch(&verdicts).context("cannot render the JUnit report")?;
+        patchgrade::write_atomically(path, xml.as_bytes())
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
     eprint!("{}", summary::human(&summary::Summary::of(&verdicts)));
     Ok(ran.crashed.is_empty())
 }
@@ -378,6 +389,19 @@ fn run_name(dir: &std::path::Path, verdicts: &[patchgrade::Verdict]) -> String {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| dir.display().to_string()),
     }
+}
+
+#[derive(clap::Args)]
+pub struct SchemaArgs {
+    /// The document: verdict (check, grade, batch results, the MCP tool), report, compare.
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(patchgrade::harness::schema::NAMES))]
+    document: String,
+}
+
+pub fn schema(args: SchemaArgs) -> Result<()> {
+    let text = patchgrade::harness::schema::schema(&args.document)
+        .with_context(|| format!("no schema `{}`", args.document))?;
+    super::stdout(&text)
 }
 
 pub fn merge(args: MergeArgs) -> Result<()> {

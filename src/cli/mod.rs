@@ -49,6 +49,8 @@ enum Command {
     Derive(Box<derive::DeriveArgs>),
     /// The ids of the tests in JUnit reports, in a runner's syntax, for writing tasks.
     List(derive::ListArgs),
+    /// Print the JSON Schema of a document patchgrade writes: verdict, report or compare.
+    Schema(harness::SchemaArgs),
 }
 
 /// Parse the command line and run the command.
@@ -101,6 +103,7 @@ async fn dispatch() -> ExitCode {
         Command::Import(command) => plain(harness::import(command)),
         Command::Derive(args) => stoppable(derive::derive(*args)).await,
         Command::List(args) => plain(derive::list(args)),
+        Command::Schema(args) => plain(harness::schema(args)),
     }
 }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// A binary property (resolved, regression) in both runs, paired by task.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Paired {
     /// Tasks with it in A.
     pub a: usize,
@@ -48,7 +48,7 @@ impl Paired {
 }
 
 /// One changed cell of the transition matrix.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Transition {
     /// The outcome in A.
     pub from: Outcome,
@@ -59,7 +59,7 @@ pub struct Transition {
 }
 
 /// One outcome's count in both runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Net {
     /// The outcome.
     pub outcome: Outcome,
@@ -75,7 +75,7 @@ pub struct Net {
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Two runs compared over the tasks both graded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// Version of this document's shape.
     pub schema_version: u32,

@@ -3,7 +3,8 @@
 //! Takes SWE-bench's task and prediction files and a config ([`dataset`]); hands on a results
 //! directory with one verdict per task ([`batch`], [`results`]), its outcome distribution
 //! ([`summary`]), the comparison of two runs ([`compare`]) and the union of shards
-//! ([`merge`]), gates on them for CI ([`gate`]) and a page of either for people ([`html`]). [`stats`] has the intervals and the paired test they use. [`swebench`] writes
+//! ([`merge`]), gates on them for CI ([`gate`]), a page of either for people ([`html`]), and the JSON
+//! Schemas of every document ([`schema`]). [`stats`] has the intervals and the paired test they use. [`swebench`] writes
 //! SWE-bench's own reports from results and reads an evaluation SWE-bench ran into results.
 
 pub mod batch;
@@ -13,6 +14,7 @@ pub mod gate;
 pub mod html;
 pub mod merge;
 pub mod results;
+pub mod schema;
 pub mod stats;
 pub mod summary;
 pub mod swebench;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// A proportion with its 95% Wilson interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Rate {
     /// Successes.
     pub count: u64,
@@ -42,7 +42,7 @@ impl Rate {
 }
 
 /// One outcome's count.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Count {
     /// The outcome.
     pub outcome: Outcome,
@@ -53,7 +53,7 @@ pub struct Count {
 }
 
 /// The distribution of a run's outcomes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Version of this document's shape ([`super::compare::SCHEMA_VERSION`]).
     pub schema_version: u32,

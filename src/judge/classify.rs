@@ -8,7 +8,7 @@ use crate::observe::{Group, Observation, SwebenchView, TestStatus};
 use serde::{Deserialize, Serialize};
 
 /// What one test contributes to the verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Effect {
     /// F2P test that passes after the patch.
@@ -26,7 +26,7 @@ pub enum Effect {
 }
 
 /// One requested test as graded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GradedTest {
     /// The id as the user gave it.
     pub id: String,
@@ -58,7 +58,7 @@ pub struct GradedTest {
 }
 
 /// Counts for one axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Axis {
     /// Tests counted on this axis (for P2P: without those broken at base).
     pub total: usize,

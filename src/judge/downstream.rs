@@ -7,7 +7,7 @@ use super::classify::{Classification, Effect, GradedTest};
 use serde::{Deserialize, Serialize};
 
 /// How the downstream tests were found, most precise first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// Coverage at base: the tests whose per-test coverage holds a line the patch changes.
@@ -21,7 +21,7 @@ pub enum Method {
 }
 
 /// The downstream group of a verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Downstream {
     /// How the tests were found.
     pub method: Method,

@@ -20,6 +20,7 @@ pub(crate) struct Draft {
     pub(crate) isolation: Isolation,
     pub(crate) scoring: Scoring,
     pub(crate) downstream: Option<super::downstream::Downstream>,
+    started_at: String,
 }
 
 impl Draft {
@@ -33,6 +34,7 @@ impl Draft {
             isolation: Isolation::default(),
             scoring: Scoring::default(),
             downstream: None,
+            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         }
     }
 
@@ -292,6 +294,7 @@ impl Draft {
             error,
             warnings: self.warnings,
             runs: self.runs,
+            started_at: Some(self.started_at),
             timings: self.timings,
             isolation: self.isolation,
             redacted: false,

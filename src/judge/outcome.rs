@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// How much of one axis (F2P or P2P) holds after the patch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Level {
     /// Every test of the axis passes (vacuously true for an empty axis).
@@ -48,7 +48,19 @@ impl Level {
 /// The outcome of grading one candidate patch.
 ///
 /// Six outcomes are cells of the F2P × P2P grid; three lie outside it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// Every F2P test passes and every P2P test still passes.

@@ -16,7 +16,9 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Which rules turn what was observed into effects, axes and an outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scoring {
     /// patchgrade's: only a pass passes, a skip after a pass at base is breakage, and P2P tests
@@ -80,7 +82,19 @@ pub fn swebench_effect(group: Group, view: SwebenchView) -> Effect {
 }
 
 /// Why the two scorings count a test differently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ScoringRule {
     /// SWE-bench has no baseline: a P2P test already failing at base counts against the
@@ -104,7 +118,7 @@ pub enum ScoringRule {
 }
 
 /// One rule and the tests it decided.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuleDifference {
     /// The rule.
     pub rule: ScoringRule,
@@ -113,7 +127,7 @@ pub struct RuleDifference {
 }
 
 /// The other scoring's grade of the same observations, when its outcome differs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OtherScoring {
     /// The other scoring.
     pub scoring: Scoring,

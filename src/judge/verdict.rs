@@ -19,7 +19,7 @@ use std::path::PathBuf;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The result of grading one candidate patch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// Version of this document's shape.
     pub schema_version: u32,
@@ -64,6 +64,9 @@ pub struct Verdict {
     pub warnings: Vec<Warning>,
     /// The test runs.
     pub runs: Runs,
+    /// When grading started (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
     /// Wall-clock times in milliseconds.
     pub timings: Timings,
     /// Where the commands ran: the sandbox, the image, whether the tests had the network.
@@ -154,7 +157,7 @@ impl Verdict {
 }
 
 /// The task graded against.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskInfo {
     /// SWE-bench style instance id, when the task file has one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -179,7 +182,7 @@ pub struct TaskInfo {
 }
 
 /// What the patches touched.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PatchInfo {
     /// Files the candidate patch touches.
     pub files: Vec<String>,
@@ -223,7 +226,7 @@ pub struct PatchInfo {
 }
 
 /// Which run could not be judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stage {
     /// The run on the patched checkout.
@@ -233,7 +236,7 @@ pub enum Stage {
 }
 
 /// Why a run could not be judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorCause {
     /// The test command did not write a report.
@@ -271,7 +274,7 @@ pub enum ErrorCause {
 }
 
 /// The reason for outcome `error`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunError {
     /// Which run.
     pub stage: Stage,
@@ -282,7 +285,7 @@ pub struct RunError {
 }
 
 /// Kinds of warning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum WarningKind {
     /// No P2P test is counted: the axis is vacuously all-kept.
@@ -344,7 +347,7 @@ impl WarningKind {
 }
 
 /// A finding that does not change the outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Warning {
     /// What kind.
     pub kind: WarningKind,
@@ -356,7 +359,7 @@ pub struct Warning {
 }
 
 /// Both test runs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Runs {
     /// The patched run, if it started.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -367,7 +370,7 @@ pub struct Runs {
 }
 
 /// One run of the test command, or the reports `grade` was given.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
     /// The command as run (first attempt).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -399,7 +402,9 @@ pub struct RunInfo {
 }
 
 /// Wall-clock times in milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Timings {
     /// Preparing both checkouts (they are prepared concurrently).
     pub prepare_ms: u64,

@@ -65,7 +65,7 @@ impl Evidence {
 }
 
 /// Which axis a requested test belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Group {
     /// Fail-to-pass: must pass after the patch.

@@ -12,7 +12,7 @@ pub mod table;
 
 pub use feedback::{DEFAULT_MAX_BYTES, feedback};
 pub use human::human;
-pub use junit_out::junit;
+pub use junit_out::{junit, junit_batch};
 
 use crate::judge::verdict::Verdict;
 

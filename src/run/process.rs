@@ -49,7 +49,7 @@ pub struct Spec {
 }
 
 /// How the command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
 pub enum Termination {
     /// Exited with a code.

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a patch failed to apply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ApplyFailure {
     /// The file being patched when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28,7 +28,7 @@ impl std::fmt::Display for ApplyFailure {
 }
 
 /// How a patch was applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApplyStrategy {
     /// Every hunk where it said, with all its context.
@@ -70,7 +70,7 @@ pub struct Applied {
 }
 
 /// A hunk applied somewhere other than where it said, or with context ignored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MovedHunk {
     /// The file.
     pub file: String,
@@ -84,7 +84,7 @@ pub struct MovedHunk {
 
 /// A candidate edit the hidden tests replaced in a file both change: the hidden tests' patch
 /// changed lines (or context) the edit changed too.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OverriddenHunk {
     /// The file.
     pub file: String,

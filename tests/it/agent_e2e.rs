@@ -404,6 +404,21 @@ fn mcp_check_patch_over_stdio() {
         assert!(prop.get("default").is_none(), "{tool:#}");
     }
     assert_eq!(tool["title"], "Check a patch");
+    // The structured content's schema is the verdict's, as shipped.
+    let shipped: Value = serde_json::from_slice(
+        &std::fs::read(crate::setup::root().join("schemas/verdict.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let keys = |schema: &Value| -> Vec<String> {
+        let mut keys: Vec<String> = schema["properties"]
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        keys.sort();
+        keys
+    };
+    assert_eq!(keys(&tool["outputSchema"]), keys(&shipped), "{tool:#}");
+    let output_schema = jsonschema::validator_for(&tool["outputSchema"]).expect("a schema");
     let hints = &tool["annotations"];
     assert_eq!(
         (
@@ -443,6 +458,8 @@ fn mcp_check_patch_over_stdio() {
         serde_json::from_str(result["content"][1]["text"].as_str().unwrap()).unwrap();
     assert_eq!(verdict["outcome"], "regression");
     assert_eq!(result["structuredContent"]["outcome"], "regression");
+    crate::setup::conforms(&result["structuredContent"]);
+    assert!(output_schema.is_valid(&result["structuredContent"]));
 
     // Ids given with the call replace the task's.
     let fix = std::fs::read_to_string(patch("resolved")).unwrap();

@@ -981,3 +981,95 @@ fn the_html_pages_work_in_a_browser() {
         "{c:#}"
     );
 }
+
+/// The JUnit patchgrade writes (`check`, `grade`, `batch --junit-out`) is valid against the
+/// Jenkins JUnit schema (`junit-10.xsd`, from pytest's source distribution, checked with
+/// xmllint), with times, timestamps, the task's properties, and `<error>` for `error`.
+#[test]
+fn junit_output_is_valid_against_the_jenkins_schema() {
+    let Some(projects) = std::env::var_os("PATCHGRADE_PROJECTS").map(PathBuf::from) else {
+        crate::setup::skip("the JUnit schema is not here (scripts/projects-env)");
+        return;
+    };
+    if !crate::setup::have_runner("xmllint") {
+        return;
+    }
+    let xsd = projects.join("pytest-9.2.0/testing/example_scripts/junit-10.xsd");
+    let valid = |file: &Path| {
+        let out = Command::new("xmllint")
+            .args(["--noout", "--schema"])
+            .arg(&xsd)
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}\n{}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(file).unwrap_or_default()
+        );
+        std::fs::read_to_string(file).unwrap()
+    };
+    let f = Fixture::calc();
+    let (tasks, preds) = nine_tasks(&f);
+    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
+    let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds);
+    let out = f.scratch.join("run");
+    let junit = f.scratch.join("batch.xml");
+    let run = batch(
+        &f,
+        &tasks,
+        &preds,
+        &out,
+        &["--junit-out", junit.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let xml = valid(&junit);
+    let report = patchgrade::internals::Report::read(&junit).expect("readable JUnit");
+    assert_eq!(report.cases.len(), 9);
+    let status = |id: &str| {
+        report
+            .cases
+            .iter()
+            .find(|c| c.name == id)
+            .map(|c| c.observation.status)
+            .unwrap()
+    };
+    use patchgrade::TestStatus::*;
+    assert_eq!(status("calc-resolved"), Passed);
+    assert_eq!(status("calc-regression"), Failed);
+    assert_eq!(status("calc-error"), Error);
+    for want in [
+        "<property name=\"instance_id\" value=\"calc-regression\"/>",
+        "<property name=\"outcome\" value=\"regression\"/>",
+        "<property name=\"model\" value=\"demo\"/>",
+        "timestamp=\"",
+        "message=\"Regression: the patch makes no fail-to-pass test pass and breaks",
+    ] {
+        assert!(xml.contains(want), "{want}\n{xml}");
+    }
+    // One check's, and grade's.
+    let single = f.scratch.join("check.xml");
+    let run = f.run(&CheckArgs::calc("regression").flag("--junit-out", &single));
+    assert_eq!(run.outcome(), "regression");
+    let xml = valid(&single);
+    assert!(
+        xml.contains("<property name=\"outcome\" value=\"regression\"/>"),
+        "{xml}"
+    );
+    let graded = f.scratch.join("grade.xml");
+    let run = f.run(&[
+        "grade",
+        "--junit",
+        single.to_str().unwrap(),
+        "--ids",
+        "classname.name",
+        "--p2p",
+        "patchgrade.outcome",
+        "--junit-out",
+        graded.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    valid(&graded);
+}

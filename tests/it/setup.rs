@@ -52,13 +52,17 @@ pub struct Run {
 }
 
 impl Run {
+    /// stdout as JSON; a verdict, a report or a comparison is checked against the schema the
+    /// repository ships for it (`schemas/`), so that every JSON the tests produce is.
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+        let v: Value = serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
             panic!(
                 "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
                 self.stdout, self.stderr
             )
-        })
+        });
+        conforms(&v);
+        v
     }
 
     pub fn outcome(&self) -> String {
@@ -600,4 +604,43 @@ impl CheckArgs {
     pub fn json(self) -> CheckArgs {
         self.format("json")
     }
+}
+
+/// Check a document patchgrade wrote against its shipped schema, known by its shape.
+pub fn conforms(v: &Value) {
+    static SCHEMAS: std::sync::OnceLock<Vec<(&str, jsonschema::Validator)>> =
+        std::sync::OnceLock::new();
+    let schemas = SCHEMAS.get_or_init(|| {
+        ["verdict", "report", "compare"]
+            .into_iter()
+            .map(|name| {
+                let path = root().join("schemas").join(format!("{name}.schema.json"));
+                let schema: Value =
+                    serde_json::from_slice(&std::fs::read(&path).expect("schema")).expect("JSON");
+                (
+                    name,
+                    jsonschema::validator_for(&schema).expect("a valid schema"),
+                )
+            })
+            .collect()
+    });
+    let kind = if v.get("matrix").is_some() {
+        "compare"
+    } else if v.get("grid").is_some() {
+        "report"
+    } else if v.get("outcome").is_some() && v.get("schema_version").is_some() {
+        "verdict"
+    } else {
+        return;
+    };
+    let (_, validator) = schemas.iter().find(|(n, _)| *n == kind).expect("known");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the {kind} does not conform to schemas/{kind}.schema.json:\n{}\n{v:#}",
+        errors.join("\n")
+    );
 }

@@ -175,6 +175,21 @@ impl Serialize for IdSyntax {
     }
 }
 
+impl schemars::JsonSchema for IdSyntax {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IdSyntax".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
+        schemars::json_schema!({
+            "description": "The id syntax the tests were matched with (the name `--ids` takes).",
+            "type": "string",
+            "enum": names,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for IdSyntax {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;

@@ -78,7 +78,7 @@ pub struct Image {
 }
 
 /// Where a check's commands ran, as its verdict records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Isolation {
     /// `none`, `bwrap`, `docker` or `podman`.
     pub sandbox: String,
