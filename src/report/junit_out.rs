@@ -118,18 +118,6 @@ fn outcome_case(v: &Verdict, name: &str, classname: &str) -> TestCase {
     case
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_root_loses_only_its_skipped_count() {
-        let xml = "<?xml?>\n<testsuites name=\"p\" tests=\"1\" skipped=\"0\" failures=\"0\">\n<testsuite skipped=\"0\"/>";
-        assert_eq!(
-            super::jenkins(xml.to_string()),
-            "<?xml?>\n<testsuites name=\"p\" tests=\"1\" failures=\"0\">\n<testsuite skipped=\"0\"/>"
-        );
-    }
-}
-
 fn test_case(t: &GradedTest, classname: &str) -> TestCase {
     let status = match t.effect {
         Effect::Fixed | Effect::Kept => TestCaseStatus::success(),
@@ -161,4 +149,16 @@ fn test_case(t: &GradedTest, classname: &str) -> TestCase {
     let mut case = TestCase::new(t.id.as_str(), status);
     case.set_classname(classname);
     case
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_root_loses_only_its_skipped_count() {
+        let xml = "<?xml?>\n<testsuites name=\"p\" tests=\"1\" skipped=\"0\" failures=\"0\">\n<testsuite skipped=\"0\"/>";
+        assert_eq!(
+            super::jenkins(xml.to_string()),
+            "<?xml?>\n<testsuites name=\"p\" tests=\"1\" failures=\"0\">\n<testsuite skipped=\"0\"/>"
+        );
+    }
 }
