@@ -28,6 +28,7 @@
 mod check;
 pub mod harness;
 mod judge;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 mod observe;
 pub mod report;

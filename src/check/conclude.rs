@@ -260,7 +260,13 @@ fn store_baseline(store: Store, plan: &Plan, run: &Execution) {
         },
     };
     // A cache that cannot be written costs a rerun next time, nothing more.
-    let _ = store.cache.store(&store.name, &entry);
+    match store.cache.store(&store.name, &entry) {
+        Ok(()) => log::info!(
+            "baseline stored in the cache ({})",
+            store.cache.dir().display()
+        ),
+        Err(e) => log::warn!("the baseline could not be stored: {e}"),
+    }
 }
 
 fn caveat_warning(caveat: Caveat) -> Warning {

@@ -186,10 +186,12 @@ impl Check {
             let name = self.map_name(plan, cache, root).await;
             let guard = cache.lock(&name).await;
             if let Some(map) = cache.load::<CoverageMap>(&name) {
+                log::info!("coverage map from the cache ({} tests)", map.tests.len());
                 return Ok((map, true));
             }
             stored = Some((cache.clone(), name, guard));
         }
+        log::info!("building the coverage map: the suite at base under coverage.py");
         let dir = root.path().join("coverage");
         let (source, tp, at) = (plan.source.clone(), plan.test_patch.clone(), dir.clone());
         let prepared = blocking(root.clone(), move || {

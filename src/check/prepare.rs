@@ -202,6 +202,16 @@ pub(super) fn create_checkout(
         lease,
         seeded,
     };
+    log::info!(
+        "checkout of {} in {}{}",
+        source.commit,
+        prepared.workdir.display(),
+        if prepared.lease.is_some() {
+            " (a pool slot, reset)"
+        } else {
+            ""
+        }
+    );
     Ok((checkout, prepared))
 }
 

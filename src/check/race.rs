@@ -297,6 +297,7 @@ impl Check {
             let name = self.cache_name(plan, version.as_deref());
             let guard = cache.lock(&name).await;
             if let Some(entry) = cache.load(&name) {
+                log::info!("baseline from the cache ({})", cache.dir().display());
                 return BaselineSource::Cached(entry);
             }
             // A baseline run on the host could have been disturbed by the candidate's code,

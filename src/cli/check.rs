@@ -121,6 +121,7 @@ pub struct CheckArgs {
     output: OutputArgs,
 }
 
+#[cfg(feature = "mcp")]
 #[derive(clap::Args)]
 pub struct McpArgs {
     #[command(flatten)]
@@ -201,6 +202,7 @@ pub async fn check(mut args: CheckArgs) -> ExitCode {
     emit(verdict, &output)
 }
 
+#[cfg(feature = "mcp")]
 pub async fn mcp(args: McpArgs) -> ExitCode {
     let options = patchgrade::mcp::Options {
         redact_f2p: args.redact_f2p,
@@ -276,7 +278,7 @@ fn emit(verdict: Result<Verdict>, output: &OutputArgs) -> ExitCode {
         verdict.redact_f2p();
     }
     let text = match output.format {
-        Format::Human => report::human(&verdict),
+        Format::Human => super::painted(report::human(&verdict), verdict.outcome),
         Format::Json => format!("{}\n", report::json(&verdict)),
         Format::Feedback => report::feedback(&verdict, output.max_bytes),
     };

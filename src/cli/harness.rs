@@ -187,7 +187,7 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
             protection: Some(args.apply.protection()?),
         },
     };
-    let mut progress = Progress::new();
+    let mut progress = Progress::new(super::globals().quiet);
     let ran = batch::run(plan, &args.out, &options, |e| progress.on(e)).await?;
     progress.finish();
     for (id, message) in &ran.crashed {
@@ -200,7 +200,9 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
         patchgrade::write_atomically(path, xml.as_bytes())
             .with_context(|| format!("{}: cannot write", path.display()))?;
     }
-    eprint!("{}", summary::human(&summary::Summary::of(&verdicts)));
+    if !super::globals().quiet {
+        eprint!("{}", summary::human(&summary::Summary::of(&verdicts)));
+    }
     Ok(ran.crashed.is_empty())
 }
 
@@ -208,17 +210,22 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
     total: usize,
+    quiet: bool,
 }
 
 impl Progress {
-    fn new() -> Progress {
+    fn new(quiet: bool) -> Progress {
         Progress {
             bar: None,
             total: 0,
+            quiet,
         }
     }
 
     fn on(&mut self, event: Event<'_>) {
+        if self.quiet {
+            return;
+        }
         match event {
             Event::Start { total, skipped } => {
                 self.total = total;
@@ -344,6 +351,9 @@ pub fn import(command: ImportCommand) -> Result<()> {
     };
     let verdicts = swebench::import(&args.logs, sources)?;
     let written = results::write_all(&args.out, &verdicts)?;
+    if super::globals().quiet {
+        return Ok(());
+    }
     eprintln!(
         "patchgrade: {written} result(s) in {}",
         args.out.join("results").display()
@@ -407,6 +417,9 @@ pub fn schema(args: SchemaArgs) -> Result<()> {
 pub fn merge(args: MergeArgs) -> Result<()> {
     let n = patchgrade::harness::merge::merge(&args.out, &args.dirs)
         .with_context(|| format!("cannot merge into {}", args.out.display()))?;
+    if super::globals().quiet {
+        return Ok(());
+    }
     eprintln!(
         "patchgrade: {n} result(s) in {}",
         args.out.join("results").display()

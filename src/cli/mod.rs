@@ -5,6 +5,7 @@
 pub mod check;
 pub mod derive;
 pub mod harness;
+mod log;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -24,6 +25,45 @@ pub const EXIT_USAGE: u8 = 2;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Say less on stderr: no progress, no summary after a batch, no notes
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Say what patchgrade does on stderr: checkouts, commands, cache hits (-vv: more)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Colour the human output: auto (on a terminal, unless NO_COLOR is set), always, never
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    color: Color,
+}
+
+/// When the human output is coloured.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+/// What every command reads of the global flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Globals {
+    /// `-q`: no progress, summaries or notes on stderr.
+    pub quiet: bool,
+    /// Colour the human output on stdout.
+    pub color: bool,
+}
+
+static GLOBALS: std::sync::OnceLock<Globals> = std::sync::OnceLock::new();
+
+/// The global flags of this run.
+pub fn globals() -> Globals {
+    GLOBALS.get().copied().unwrap_or_default()
 }
 
 #[derive(Subcommand)]
@@ -33,6 +73,7 @@ enum Command {
     /// Classify from JUnit reports that were already produced (CI ran the tests).
     Grade(Box<check::GradeArgs>),
     /// Serve the check as an MCP tool (`check_patch`) over stdio, for one task.
+    #[cfg(feature = "mcp")]
     Mcp(Box<check::McpArgs>),
     /// Grade many tasks' predictions into an output directory (SWE-bench formats).
     Batch(Box<harness::BatchArgs>),
@@ -51,6 +92,13 @@ enum Command {
     List(derive::ListArgs),
     /// Print the JSON Schema of a document patchgrade writes: verdict, report or compare.
     Schema(harness::SchemaArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `patchgrade man > patchgrade.1`.
+    Man,
 }
 
 /// Parse the command line and run the command.
@@ -82,10 +130,26 @@ async fn dispatch() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    let color = match cli.color {
+        Color::Always => true,
+        Color::Never => false,
+        // https://no-color.org: set and not empty turns colour off.
+        Color::Auto => {
+            use std::io::IsTerminal;
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let _ = GLOBALS.set(Globals {
+        quiet: cli.quiet,
+        color,
+    });
+    log::install(cli.verbose);
     match cli.command {
         Command::Check(args) => stoppable(check::check(*args)).await,
         Command::Grade(args) => check::grade(*args),
         // A signal drops the server, and with it every call's checks (see `stoppable`).
+        #[cfg(feature = "mcp")]
         Command::Mcp(args) => stoppable(check::mcp(*args)).await,
         Command::Batch(args) => {
             stoppable(async {
@@ -104,6 +168,20 @@ async fn dispatch() -> ExitCode {
         Command::Derive(args) => stoppable(derive::derive(*args)).await,
         Command::List(args) => plain(derive::list(args)),
         Command::Schema(args) => plain(harness::schema(args)),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut command, "patchgrade", &mut out);
+            plain(stdout(&String::from_utf8_lossy(&out)))
+        }
+        Command::Man => {
+            let mut out = Vec::new();
+            let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
+            let rendered = man
+                .render(&mut out)
+                .context("cannot render the manual page");
+            plain(rendered.and_then(|()| stdout(&String::from_utf8_lossy(&out))))
+        }
     }
 }
 
@@ -334,6 +412,25 @@ impl ReuseArgs {
     /// The pool of reusable checkouts, if asked for.
     pub fn pool(&self) -> Option<patchgrade::WorkdirPool> {
         self.workdir_pool.clone().map(patchgrade::WorkdirPool::new)
+    }
+}
+
+/// The human output with its outcome (first line) coloured, when colour is on: green for
+/// what passes, yellow for partial outcomes, red for breakage, bold for the rest.
+pub fn painted(text: String, outcome: patchgrade::Outcome) -> String {
+    use patchgrade::Outcome::*;
+    if !globals().color {
+        return text;
+    }
+    let code = match outcome {
+        Resolved | NoBreakage => "1;32",
+        PartiallyResolved | WorkInProgress | BreakingResolved => "1;33",
+        Regression | Breaking => "1;31",
+        _ => "1",
+    };
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("\x1b[{code}m{first}\x1b[0m\n{rest}"),
+        None => format!("\x1b[{code}m{text}\x1b[0m"),
     }
 }
 

@@ -119,6 +119,12 @@ impl Spec {
 
 /// Run a command to completion or timeout. `Err` only when it could not be started.
 pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
+    log::info!(
+        "running {} in {}",
+        spec.script_file.display(),
+        spec.cwd.display()
+    );
+    log::debug!("{}", spec.script.trim_end());
     let stdout = tokio::fs::File::from_std(File::create(&spec.stdout)?);
     let stderr = tokio::fs::File::from_std(File::create(&spec.stderr)?);
     std::fs::write(&spec.script_file, &spec.script)?;

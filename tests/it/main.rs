@@ -9,6 +9,7 @@ mod batch_e2e;
 mod check_e2e;
 mod check_env;
 mod check_input;
+mod cli_e2e;
 mod corpus;
 mod derive_e2e;
 mod downstream_e2e;
