@@ -790,3 +790,48 @@ fn mcp_checks_the_task_when_it_starts() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("no-such-dir"), "{stderr}");
 }
+
+/// The official MCP Python SDK's client (`mcp` from PyPI, `tests/mcp/client.py`) starts
+/// `patchgrade mcp`, lists its tool, and calls it: the SDK checks the structured content
+/// against the declared output schema, and the verdict comes back.
+#[test]
+fn the_official_mcp_python_client_calls_check_patch() {
+    let Some(python) = crate::setup::mcp_python() else {
+        return;
+    };
+    let f = Fixture::calc();
+    let before = f.snapshot();
+    let task = task();
+    let out = Command::new(python)
+        .arg(crate::setup::root().join("tests/mcp/client.py"))
+        .arg(patch("regression"))
+        .arg(BIN)
+        .args(["mcp", "--task", &task, "--repo", "."])
+        .env("TMPDIR", &f.tmp)
+        .env("XDG_CACHE_HOME", f.cache_home())
+        .current_dir(&f.repo)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(seen["server"], "patchgrade");
+    assert_eq!(seen["tools"], json!(["check_patch"]));
+    assert_eq!(seen["title"], "Check a patch");
+    assert_eq!(seen["read_only"], true);
+    assert_eq!(seen["output_schema"], true);
+    assert_eq!(seen["input_required"], json!(["patch"]));
+    assert_eq!(seen["is_error"], false);
+    assert_eq!(seen["outcome"], "regression", "{seen:#}");
+    assert!(
+        seen["feedback"]
+            .as_str()
+            .unwrap()
+            .contains("tests/test_calc.py::test_sub"),
+        "{seen:#}"
+    );
+    f.assert_untouched(&before);
+}

@@ -371,17 +371,26 @@ pub fn have_runner(program: &str) -> bool {
 }
 
 /// SWE-bench's harness (the `swebench` package from PyPI) in the python `scripts/test`
-/// names in `PATCHGRADE_SWEBENCH_PYTHON` (`scripts/swebench-env`), or a skip.
+/// names in `PATCHGRADE_CLIENTS_PYTHON` (`scripts/clients-env`), or a skip.
 pub fn swebench_python() -> Option<PathBuf> {
-    let python = std::env::var_os("PATCHGRADE_SWEBENCH_PYTHON").map(PathBuf::from);
+    clients_python("swebench.harness.grading", "SWE-bench's harness")
+}
+
+/// The official MCP Python SDK (the `mcp` package from PyPI), likewise.
+pub fn mcp_python() -> Option<PathBuf> {
+    clients_python("mcp.client.stdio", "the MCP Python SDK")
+}
+
+fn clients_python(module: &str, what: &str) -> Option<PathBuf> {
+    let python = std::env::var_os("PATCHGRADE_CLIENTS_PYTHON").map(PathBuf::from);
     let works = python.as_ref().is_some_and(|p| {
         Command::new(p)
-            .args(["-c", "import swebench.harness.grading"])
+            .args(["-c", &format!("import {module}")])
             .output()
             .is_ok_and(|o| o.status.success())
     });
     if !works {
-        skip("SWE-bench's harness is not installed (scripts/swebench-env)");
+        skip(&format!("{what} is not installed (scripts/clients-env)"));
         return None;
     }
     python
