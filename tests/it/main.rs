@@ -13,6 +13,7 @@ mod cli_e2e;
 mod corpus;
 mod derive_e2e;
 mod downstream_e2e;
+mod examples_e2e;
 mod faults_e2e;
 mod hostile_e2e;
 mod inputs_e2e;

@@ -381,7 +381,8 @@ pub fn mcp_python() -> Option<PathBuf> {
     clients_python("mcp.client.stdio", "the MCP Python SDK")
 }
 
-fn clients_python(module: &str, what: &str) -> Option<PathBuf> {
+/// A python of `scripts/clients-env` that imports `module`, or a skip naming `what`.
+pub fn clients_python(module: &str, what: &str) -> Option<PathBuf> {
     let python = std::env::var_os("PATCHGRADE_CLIENTS_PYTHON").map(PathBuf::from);
     let works = python.as_ref().is_some_and(|p| {
         Command::new(p)
