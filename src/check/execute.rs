@@ -43,6 +43,13 @@ impl Check {
             out: dir.join("out"),
             scripts: dir.join("scripts"),
             readonly: vec![plan.source.objects_dir().to_path_buf()],
+            tools: self
+                .python
+                .as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .into_iter()
+                .collect(),
             hidden: hidden.to_vec(),
         };
         // With `--setup-once`, a pool slot that ran this setup on this base keeps its output.

@@ -151,6 +151,55 @@ fn in_bwrap_a_test_reaches_no_network_no_file_outside_no_cache_and_no_other_run(
     }
 }
 
+/// `--python` names an interpreter whose environment the sandbox's private `/tmp` would cover
+/// (a virtualenv beside a clone under `/tmp`): it comes back read-only, with what the
+/// environment holds, and nothing else of the temporary directory does.
+#[test]
+fn in_bwrap_a_python_environment_under_tmp_is_seen_with_its_packages() {
+    if !require_bwrap() {
+        return;
+    }
+    let f = Fixture::with_files(&[("README", "x\n")]);
+    let env = f.scratch.join("env");
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&env)
+        .status()
+        .expect("python3 runs");
+    assert!(made.success());
+    let python = env.join("bin/python");
+    let site = Command::new(&python)
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .expect("the environment's python runs");
+    let site = PathBuf::from(String::from_utf8_lossy(&site.stdout).trim());
+    std::fs::write(
+        site.join("envmark.py"),
+        "REPORT = '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>'\n",
+    )
+    .expect("write the module");
+    let patch = f.scratch_file("p.diff", README_EDIT);
+    // `python` is the environment's: only it can import `envmark`. The patch beside the
+    // environment stays hidden.
+    let cmd = format!(
+        "python -c 'import envmark, os, sys; assert not os.path.exists(sys.argv[2]); \
+         open(sys.argv[1], \"w\").write(envmark.REPORT)' {{junit}} {}",
+        patch.display()
+    );
+    let run = f.run(
+        &CheckArgs::single_test(&patch, &cmd)
+            .args(&["--sandbox", "bwrap"])
+            .flag("--python", &python),
+    );
+    let v = run.json();
+    assert_eq!(v["outcome"], "no-breakage", "{v:#}\n{}", run.stderr);
+    assert_eq!(v["isolation"]["sandbox"], "bwrap", "{v:#}");
+    assert_eq!(graded(&v, "t.a")["status"], "passed", "{v:#}");
+}
+
 /// The probe can tell: on the host, the same test reaches all of it.
 #[test]
 fn with_sandbox_none_the_same_test_reaches_everything_and_is_warned_about() {

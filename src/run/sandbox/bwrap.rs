@@ -147,6 +147,7 @@ mod tests {
             out: "/tmp/patchgrade-x/candidate/out".into(),
             scripts: "/tmp/patchgrade-x/candidate/scripts".into(),
             readonly: vec!["/tmp/user/repo/.git/objects".into()],
+            tools: Vec::new(),
             hidden: vec![
                 "/tmp/patchgrade-x".into(),
                 "/pool".into(),

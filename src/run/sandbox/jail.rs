@@ -20,6 +20,9 @@ pub struct Paths {
     /// repository's object store, which the checkout borrows (`git` in a test needs it); in
     /// bwrap, the tools on `PATH` are added.
     pub readonly: Vec<PathBuf>,
+    /// Directories the scripts put before `PATH` (the `--python` interpreter's); in bwrap,
+    /// brought back read-only as the tools on `PATH` are.
+    pub tools: Vec<PathBuf>,
     /// Directories a command must not see (the cache, the pool, other runs, the temporary
     /// directory): each is covered by an empty one, the side's own directories brought back.
     pub hidden: Vec<PathBuf>,
@@ -66,7 +69,13 @@ impl Jail {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         if *sandbox == Sandbox::Bwrap {
-            let path = std::env::var_os("PATH").unwrap_or_default();
+            let inherited = std::env::var_os("PATH").unwrap_or_default();
+            let dirs = paths
+                .tools
+                .iter()
+                .cloned()
+                .chain(std::env::split_paths(&inherited));
+            let path = std::env::join_paths(dirs).unwrap_or(inherited);
             paths
                 .readonly
                 .extend(bwrap::path_tools(&path, &paths.hidden));
