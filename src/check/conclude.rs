@@ -198,8 +198,8 @@ impl Check {
     }
 }
 
-/// The downstream tests to grade: those chosen by id, and every test of the files run whole
-/// that either run reports, the task's own left out.
+/// The downstream tests to grade: those chosen by id, and every test of the groups run whole
+/// (files, nextest prefixes) that either run reports, the task's own left out.
 fn downstream_ids(
     plan: &Plan,
     selection: &super::downstream::Selection,
@@ -210,10 +210,15 @@ fn downstream_ids(
     let mut ids = selection.ids.clone();
     if !selection.files.is_empty() {
         let syntax = plan.command.ids();
+        // A file's tests (`f::t`, `f › t`, `f > t`), or those under a nextest prefix.
         let in_files = |id: &str| {
             selection.files.iter().any(|f| {
                 id.strip_prefix(f.as_str()).is_some_and(|rest| {
-                    rest.starts_with("::") || rest.starts_with(" ›") || rest.starts_with(" >")
+                    f.ends_with("::")
+                        || f.ends_with(' ')
+                        || rest.starts_with("::")
+                        || rest.starts_with(" ›")
+                        || rest.starts_with(" >")
                 })
             })
         };

@@ -12,7 +12,7 @@ use crate::observe::coverage::CoverageMap;
 use crate::observe::{IdSyntax, Requested};
 use crate::run::{Sandbox, TestCommand};
 use crate::workspace::Patch;
-use crate::workspace::imports::{importers, is_test_path};
+use crate::workspace::imports::{Dependent, importers, is_test_path, rust_dependents};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -59,7 +59,8 @@ exit $status";
 pub(super) struct Selection {
     /// Tests to run, by id.
     pub(super) ids: Vec<String>,
-    /// Test files to run whole (found by imports).
+    /// Groups to run whole (found by imports): test files, or for nextest the prefixes of
+    /// test ids (`binary module::`, see [`Dependent::Module`]).
     pub(super) files: Vec<String>,
     /// The verdict's downstream group so far: method, counts, note.
     pub(super) report: Downstream,
@@ -85,15 +86,12 @@ impl Check {
     ) -> Option<Selection> {
         let requested: HashSet<&str> = plan.requested().iter().map(|(id, _)| id).collect();
         let max = self.downstream_max;
-        let cap = |found: Vec<String>| -> (Vec<String>, usize, usize) {
+        let cap = |found: Vec<String>| {
             let found: Vec<String> = found
                 .into_iter()
                 .filter(|id| !requested.contains(id.as_str()))
                 .collect();
-            let n = found.len();
-            let kept: Vec<String> = found.into_iter().take(max).collect();
-            let skipped = n - kept.len();
-            (kept, n, skipped)
+            capped(found, max)
         };
         let syntax = plan.command.ids();
         let python = matches!(syntax, IdSyntax::Pytest | IdSyntax::Unittest);
@@ -140,11 +138,40 @@ impl Check {
             }
             _ => {}
         }
+        if syntax == IdSyntax::Nextest {
+            let (source, changed) = (plan.source.clone(), candidate.files().to_vec());
+            let found = blocking(root.clone(), move || {
+                let rust = |p: &str| p.ends_with(".rs") || p.ends_with("Cargo.toml");
+                let files = source.text_files(rust);
+                Ok(rust_dependents(
+                    files.iter().map(|(p, s)| (p.as_str(), s.as_str())),
+                    &changed,
+                ))
+            })
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| !matches!(d, Dependent::Test(id) if requested.contains(id.as_str())))
+            .collect();
+            let (found, n, skipped) = capped(found, max);
+            let (mut ids, mut modules) = (Vec::new(), Vec::new());
+            for d in found {
+                match d {
+                    Dependent::Test(id) => ids.push(id),
+                    Dependent::Module(prefix) => modules.push(prefix),
+                }
+            }
+            return Some(Selection {
+                ids,
+                files: modules,
+                report: Downstream::found(Method::Imports, n, skipped, note),
+            });
+        }
         let by_imports = python || matches!(syntax, IdSyntax::Js(_));
         if !by_imports {
             return Some(Selection::unavailable(format!(
-                "no way to find downstream tests for `{syntax}` here (coverage and imports \
-                 read Python and JavaScript); give a list"
+                "no way to find downstream tests for `{syntax}` here (coverage reads Python; \
+                 imports read Python, JavaScript and Rust); give a list"
             )));
         }
         let hidden: HashSet<&str> = plan
@@ -249,4 +276,12 @@ impl Check {
             version.as_deref(),
         )
     }
+}
+
+/// The first `max` of what was found, how many were found, and how many are left out.
+fn capped<T>(found: Vec<T>, max: usize) -> (Vec<T>, usize, usize) {
+    let n = found.len();
+    let kept: Vec<T> = found.into_iter().take(max).collect();
+    let skipped = n - kept.len();
+    (kept, n, skipped)
 }

@@ -325,8 +325,8 @@ impl Check {
         self
     }
 
-    /// Run at most this many downstream tests (or, found by imports, test files), the most
-    /// concerned first (default [`DEFAULT_DOWNSTREAM_MAX`]).
+    /// Run at most this many downstream tests (found by imports: test files, or Rust tests
+    /// and test modules), the most concerned first (default [`DEFAULT_DOWNSTREAM_MAX`]).
     pub fn downstream_max(mut self, n: usize) -> Check {
         self.downstream_max = n;
         self

@@ -308,12 +308,12 @@ pub struct CommandArgs {
     #[arg(long, value_name = "SCORING")]
     pub scoring: Option<String>,
     /// Also run and grade the tests outside the task's lists that exercise what the patch
-    /// changes: auto (coverage at base for Python, else imports), coverage, imports, off, or
-    /// a file of ids [default: off]
+    /// changes: auto (coverage at base for Python, else imports: Python, JavaScript, Rust),
+    /// coverage, imports, off, or a file of ids [default: off]
     #[arg(long, value_name = "MODE|FILE")]
     pub downstream: Option<String>,
-    /// Run at most N downstream tests (test files, found by imports), the most concerned
-    /// first [default: 100]
+    /// Run at most N downstream tests (found by imports: test files, or Rust tests and test
+    /// modules), the most concerned first [default: 100]
     #[arg(long, value_name = "N")]
     pub downstream_max: Option<usize>,
     /// Count downstream tests as P2P tests (a no-op that breaks them becomes a regression)

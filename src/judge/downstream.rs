@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 pub enum Method {
     /// Coverage at base: the tests whose per-test coverage holds a line the patch changes.
     Coverage,
-    /// The tests in files that import a module the patch changes.
+    /// The tests in files that import a module the patch changes (Python, JavaScript), or in
+    /// Rust the tests of the modules whose paths name it.
     Imports,
     /// The user's own list.
     List,
@@ -25,7 +26,7 @@ pub enum Method {
 pub struct Downstream {
     /// How the tests were found.
     pub method: Method,
-    /// Tests (or, by imports, test files) found.
+    /// Tests found (by imports: test files, or Rust tests and test modules).
     pub found: usize,
     /// Tests found beyond `--downstream-max`, not run.
     pub skipped: usize,

@@ -302,11 +302,14 @@ impl Preset {
     }
 
     /// The `{tests}` arguments that select these ids (already in their run form), and the
-    /// test files `files` (the test patch's, as SWE-bench runs them; only those in the
-    /// checkout). Runners that select by pattern get an anchored, escaped pattern; where a
+    /// groups `files` run whole: test files (the test patch's, as SWE-bench runs them, and
+    /// downstream ones; only those in the checkout), or for nextest prefixes of ids. Runners that select by pattern get an anchored, escaped pattern; where a
     /// runner cannot select exactly, it selects more, never less, and matching picks the
     /// requested tests out.
     pub fn select(self, ids: &[String], workdir: &Path, files: &[String]) -> String {
+        if self == Preset::Nextest {
+            return nextest_select(ids, files);
+        }
         let files: Vec<&String> = files.iter().filter(|f| workdir.join(f).is_file()).collect();
         if ids.is_empty() && files.is_empty() {
             return String::new();
@@ -341,17 +344,7 @@ impl Preset {
                 let nodes: Vec<String> = ids.iter().map(|id| unittest_node(id, workdir)).collect();
                 shell_words::join(dedup(nodes))
             }
-            Preset::Nextest => ids
-                .iter()
-                .map(|id| {
-                    let filter = match id.split_once(' ') {
-                        Some((bin, test)) => format!("binary_id(={bin}) & test(={test})"),
-                        None => format!("test(={id})"),
-                    };
-                    format!("-E {}", quote(&filter))
-                })
-                .collect::<Vec<_>>()
-                .join(" "),
+            Preset::Nextest => nextest_select(ids, &[]),
             Preset::Go => {
                 // `-run` matches per level; selecting the top-level tests runs their subtests.
                 let tops = dedup(ids.iter().map(|id| go_top(id).to_string()));
@@ -388,6 +381,31 @@ impl Preset {
                 .join(" "),
         }
     }
+}
+
+/// nextest's filtersets (one `-E` each; nextest runs their union) for these ids
+/// (`binary test`, or a bare test name) and these groups run whole: id prefixes, a test
+/// binary and the start of its tests' names (`crate tests::`; `crate::it ` is the whole
+/// binary).
+fn nextest_select(ids: &[String], groups: &[String]) -> String {
+    let quote = |s: &str| shell_words::quote(s).into_owned();
+    let tests = ids.iter().map(|id| match id.split_once(' ') {
+        Some((bin, test)) => format!("binary_id(={bin}) & test(={test})"),
+        None => format!("test(={id})"),
+    });
+    let groups = groups.iter().filter_map(|g| {
+        let (bin, prefix) = g.split_once(' ')?;
+        Some(if prefix.is_empty() {
+            format!("binary_id(={bin})")
+        } else {
+            format!("binary_id(={bin}) & test(/^{}/)", regex_escape(prefix))
+        })
+    });
+    tests
+        .chain(groups)
+        .map(|filter| format!("-E {}", quote(&filter)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `pkg.mod.TestX.test_a` → `pkg/mod.py::TestX::test_a`, using the checkout to find where the

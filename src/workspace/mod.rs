@@ -15,7 +15,8 @@
 //! - [`hidden`]: [`Hidden`], the hidden tests' patch on a candidate checkout; [`merge`]: over
 //!   a file both change, hunk by hunk.
 //! - [`guard`]: paths a patch may not write (outside the tree, beyond a symbolic link).
-//! - [`imports`]: which test files import a changed module, read from their source.
+//! - [`imports`]: which tests reach a changed module, read from the source (Python,
+//!   JavaScript and Rust).
 //! - [`protect`]: [`Protection`], test and CI paths a candidate should not edit.
 //! - [`pool`]: [`WorkdirPool`], checkouts kept and reset between runs.
 //! - [`seed`]: [`SeedStore`], a trusted run's build output copied into fresh checkouts.

@@ -4,7 +4,7 @@
 //! merge with the candidate hunk by hunk instead of replacing its file. sqlparse (pytest)
 //! and ufo (vitest) are graded through tasks `derive` writes from their real fixes.
 
-use crate::setup::{CheckArgs, Fixture, copy_dir, git, graded, require_bwrap, root};
+use crate::setup::{CheckArgs, Fixture, copy_dir, git, graded, require_bwrap, root, warning};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -32,6 +32,10 @@ fn repo() -> Fixture {
 }
 
 fn check(f: &Fixture, patch: &str, test_patch: &str) -> serde_json::Value {
+    check_with(f, patch, test_patch, &[])
+}
+
+fn check_with(f: &Fixture, patch: &str, test_patch: &str, more: &[&str]) -> serde_json::Value {
     let run = f.run(
         &CheckArgs::new()
             .runner("nextest")
@@ -39,6 +43,7 @@ fn check(f: &Fixture, patch: &str, test_patch: &str) -> serde_json::Value {
             .test_patch(httparse(test_patch))
             .f2p_all(F2P)
             .p2p_all(P2P)
+            .args(more)
             .json(),
     );
     let v = run.json();
@@ -78,6 +83,64 @@ fn rust_inline_tests_merge_with_the_candidate_by_hunk() {
     let v = check(&f, "regression.patch", "test.patch");
     assert_eq!(v["outcome"], "regression", "{v:#}");
     assert_eq!(graded(&v, P2P[0])["effect"], "broken", "{v:#}");
+    f.assert_untouched(&before);
+}
+
+/// `--downstream` on a Rust crate: the tests of the modules whose paths name what the patch
+/// changed, found statically. httparse's SSE4.2 and AVX2 matchers are checked against the
+/// lookup tables of `src/lib.rs` by their own tests in `src/simd/`, which name them as
+/// `crate::URI_MAP`; no listed test does.
+#[test]
+fn rust_downstream_finds_the_simd_tests_a_table_edit_breaks() {
+    let f = repo();
+    let before = f.snapshot();
+    const BROKEN: [&str; 2] = [
+        "httparse simd::avx2::avx2_code_matches_uri_chars_table",
+        "httparse simd::sse42::sse_code_matches_uri_chars_table",
+    ];
+    // The URI table loses `(` and `)`: the method still takes them, so nothing is fixed, and
+    // the vector code no longer agrees with the table.
+    let v = check_with(
+        &f,
+        "uri-table.patch",
+        "test.patch",
+        &["--downstream", "auto"],
+    );
+    assert_eq!(v["outcome"], "no-op", "{v:#}");
+    let d = &v["downstream"];
+    assert_eq!(d["method"], "imports", "{v:#}");
+    let broken: Vec<&str> = d["broken"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(broken, BROKEN, "{v:#}");
+    assert!(
+        d["broken"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("byte_is_allowed")),
+        "{v:#}"
+    );
+    // The crate's own tests (`src/lib.rs`'s `mod tests`, but the listed ones) ran beside them.
+    assert!(d["run"].as_u64().unwrap() > 80, "{v:#}");
+    assert_eq!(d["kept"].as_u64().unwrap() + 2, d["run"].as_u64().unwrap());
+    assert!(warning(&v, "downstream-breakage").is_some(), "{v:#}");
+
+    // Counted as P2P tests, the same patch is a regression.
+    let strict = check_with(
+        &f,
+        "uri-table.patch",
+        "test.patch",
+        &["--downstream", "imports", "--downstream-counts-as-p2p"],
+    );
+    assert_eq!(strict["outcome"], "regression", "{strict:#}");
+
+    // The real fix breaks nothing outside the lists.
+    let v = check_with(&f, "fix.patch", "test.patch", &["--downstream", "auto"]);
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    assert_eq!(v["downstream"]["broken"], serde_json::json!([]), "{v:#}");
+    assert!(warning(&v, "downstream-breakage").is_none(), "{v:#}");
     f.assert_untouched(&before);
 }
 
