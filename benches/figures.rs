@@ -1052,4 +1052,97 @@ fn downstream() {
         first.as_secs_f64() / plain.as_secs_f64(),
         cached.as_secs_f64() / plain.as_secs_f64()
     );
+    downstream_rust();
+}
+
+/// Figure 8, Rust: what `--downstream auto` (imports, for nextest) adds to a check of
+/// httparse's task (2 F2P, 6 P2P tests) of a patch to `src/lib.rs`, whose own test module and
+/// the `src/simd/` tests that name its items are found: the static search of the crate, and
+/// the extra tests on the candidate's side. Both sides warm: a workdir pool each (the build
+/// reused) and the baseline cached.
+fn downstream_rust() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects/httparse-1.9.5");
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    sh(
+        tmp.path(),
+        &format!("cp -R {}/tree {}", fixture.display(), repo.display()),
+    );
+    git_commit_all(&repo);
+    let (patch, tests) = (fixture.join("uri-table.patch"), fixture.join("test.patch"));
+    let p2p: Vec<String> = [
+        "test_allow_request_with_multiple_space_delimiters",
+        "test_forbid_request_with_multiple_space_delimiters",
+        "test_request_with_multiple_spaces_and_bad_path",
+        "test_method_within_buffer",
+        "test_chunk_size",
+        "test_no_space_after_colon",
+    ]
+    .iter()
+    .map(|id| format!("httparse tests::{id}"))
+    .collect();
+    let run = |name: &str, extra: &[&str]| -> serde_json::Value {
+        let (pool, cache) = (
+            tmp.path().join(format!("{name}-pool")),
+            tmp.path().join(name),
+        );
+        let mut args = vec![
+            "check",
+            "--format",
+            "json",
+            "--runner",
+            "nextest",
+            "--patch",
+            patch.to_str().unwrap(),
+            "--test-patch",
+            tests.to_str().unwrap(),
+            "--workdir-pool",
+            pool.to_str().unwrap(),
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--f2p",
+            "httparse tests::test_request_with_leading_space",
+            "--f2p",
+            "httparse tests::test_request_with_invalid_method",
+        ];
+        for id in &p2p {
+            args.extend(["--p2p", id.as_str()]);
+        }
+        args.extend(extra);
+        patchgrade(&args, &repo)
+    };
+    let auto = ["--downstream", "auto"];
+    // Warm: each side's pool slot built, its baseline cached.
+    run("plain", &[]);
+    run("auto", &auto);
+    let (mut plain, mut with) = (Vec::new(), Vec::new());
+    let mut run_n = 0;
+    for _ in 0..3 {
+        plain.push(time(|| {
+            let v = run("plain", &[]);
+            assert_eq!(v["outcome"], "no-op", "{v:#}");
+        }));
+        with.push(time(|| {
+            let v = run("auto", &auto);
+            assert_eq!(v["downstream"]["broken"].as_array().map(Vec::len), Some(2));
+            run_n = v["downstream"]["run"].as_u64().unwrap_or(0);
+        }));
+    }
+    let (plain, with) = (median(plain), median(with));
+    println!("\n## 8. Downstream, Rust: httparse with nextest, 2 F2P and 6 P2P tests");
+    println!(
+        "downstream tests run: {run_n} (found statically: the changed file's test module and src/simd/)"
+    );
+    println!(
+        "check, pool and baseline warm, no downstream: {}",
+        secs(plain)
+    );
+    println!(
+        "the same with --downstream auto:              {}",
+        secs(with)
+    );
+    println!(
+        "ratio: {:.2}x, against the check without it",
+        with.as_secs_f64() / plain.as_secs_f64()
+    );
 }

@@ -385,7 +385,7 @@ impl Preset {
 
 /// nextest's filtersets (one `-E` each; nextest runs their union) for these ids
 /// (`binary test`, or a bare test name) and these groups run whole: id prefixes, a test
-/// binary and the start of its tests' names (`crate tests::`; `crate::it ` is the whole
+/// binary and the start of its tests' names (`httparse tests::`; `mylib::api ` is the whole
 /// binary).
 fn nextest_select(ids: &[String], groups: &[String]) -> String {
     let quote = |s: &str| shell_words::quote(s).into_owned();

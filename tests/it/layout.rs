@@ -24,10 +24,11 @@ fn rank(stage: &str) -> Option<usize> {
 }
 
 /// Every `crate::<module>` a file names, with its line (`crate::Verdict`, a re-export at the
-/// root in a doc link, and `my_crate::x` in a test's text are not modules).
+/// root in a doc link, and `my_crate::x` or any path in a string literal, such as a test's
+/// Rust source, are not modules).
 fn imports(text: &str) -> Vec<(usize, String)> {
     let mut found = Vec::new();
-    for (n, line) in text.lines().enumerate() {
+    for (n, line) in without_strings(text).lines().enumerate() {
         for (i, _) in line.match_indices("crate::") {
             let before = line[..i].chars().next_back();
             if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -43,6 +44,58 @@ fn imports(text: &str) -> Vec<(usize, String)> {
         }
     }
     found
+}
+
+/// The text with the contents of its string literals (`"…"`, `r#"…"#`) blanked, lines kept;
+/// comments stay (a doc link names a module too), and character literals (`'"'`) are skipped
+/// so that their quote opens nothing.
+fn without_strings(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let blank = |bytes: &[u8], out: &mut String| {
+        out.extend(bytes.iter().map(|c| if *c == b'\n' { '\n' } else { ' ' }));
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        if rest.starts_with(b"//") {
+            let end = rest.iter().position(|c| *c == b'\n').unwrap_or(rest.len());
+            out.push_str(&text[i..i + end]);
+            i += end;
+        } else if rest.starts_with(b"r\"") || rest.starts_with(b"r#") {
+            let hashes = rest[1..].iter().take_while(|c| **c == b'#').count();
+            if rest.get(1 + hashes) != Some(&b'"') {
+                out.push('r');
+                i += 1;
+                continue;
+            }
+            let close: Vec<u8> = std::iter::once(b'"').chain(vec![b'#'; hashes]).collect();
+            let body = 2 + hashes;
+            let end = rest[body..]
+                .windows(close.len())
+                .position(|w| w == close.as_slice())
+                .map_or(rest.len(), |p| body + p + close.len());
+            blank(&rest[..end], &mut out);
+            i += end;
+        } else if rest[0] == b'"' {
+            let mut end = 1;
+            while end < rest.len() && rest[end] != b'"' {
+                end += if rest[end] == b'\\' { 2 } else { 1 };
+            }
+            let end = (end + 1).min(rest.len());
+            blank(&rest[..end], &mut out);
+            i += end;
+        } else if rest.starts_with(b"'\"'") || rest.starts_with(b"'\\''") {
+            let end = if rest[1] == b'"' { 3 } else { 4 };
+            blank(&rest[..end], &mut out);
+            i += end;
+        } else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
 }
 
 fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -111,4 +164,13 @@ fn the_readme_lists_every_stage() {
             "the README's module list lacks `{stage}`"
         );
     }
+}
+
+#[test]
+fn imports_are_read_from_code_and_doc_links_not_from_strings() {
+    let text = "use crate::run::x;\n/// See [`y`](crate::judge::y).\nlet q = '\"'; let s = \"crate::task\n\
+                crate::report\";\nlet r = r#\"crate::mcp \"quoted\"\"#;\nlet c = crate::check::z;\n";
+    let found: Vec<(usize, String)> = imports(text);
+    let names: Vec<(usize, &str)> = found.iter().map(|(n, s)| (*n, s.as_str())).collect();
+    assert_eq!(names, [(1, "run"), (2, "judge"), (6, "check")]);
 }

@@ -374,7 +374,8 @@ mod tests {
     const MANIFEST: &str = "[package]\nname = \"my-lib\"\nversion = \"0.1.0\"\n";
 
     /// A small library laid out as httparse is: a root that uses `iter`, a `simd` module
-    /// whose files use `crate::iter`, tests inline, at top level and from a macro.
+    /// whose files reach `iter` from the crate root, tests inline, at top level and from a
+    /// macro.
     fn library() -> Vec<(&'static str, &'static str)> {
         vec![
             ("Cargo.toml", MANIFEST),
@@ -433,7 +434,7 @@ mod tests {
 
     #[test]
     fn the_root_is_named_by_its_items_not_by_its_child_modules() {
-        // `crate::{parse, Bytes}` names root items; `crate::iter::Bytes` names `iter`.
+        // swar.rs names root items (`parse`, `Bytes`); sse.rs names the child module `iter`.
         assert_eq!(
             found(&library(), &["src/lib.rs"]),
             [
