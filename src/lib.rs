@@ -69,6 +69,7 @@ pub use util::atomic::write as write_atomically;
 pub mod internals {
     pub use crate::observe::ids::{Index, JsFlavor};
     pub use crate::observe::{Evidence, Report};
+    pub use crate::workspace::imports::{importers, rust_dependents};
     pub use crate::workspace::{Checkout, Fit, Patch, Source};
 }
 

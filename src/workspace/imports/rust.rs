@@ -260,7 +260,8 @@ fn attribute(toks: &[Tok]) -> Attribute {
     }
 }
 
-/// The index of the bracket closing the one at `open` (the last token when none does).
+/// The index of the bracket closing the one at `open` (past the last token when none does,
+/// so that `open + 1..` that index is always a slice).
 fn closing(toks: &[Tok], open: usize) -> usize {
     let mut depth = 0usize;
     for (i, t) in toks.iter().enumerate().skip(open) {
@@ -275,7 +276,7 @@ fn closing(toks: &[Tok], open: usize) -> usize {
             _ => {}
         }
     }
-    toks.len().saturating_sub(1)
+    toks.len()
 }
 
 /// The paths a `use` tree names, each under `prefix`: `a::{b, c::d}` names `a::b` and
@@ -524,6 +525,25 @@ mod tests {
         let f = facts("use a::{b, c::{self, d as e}, f::*};\npub use ::g::h;\n");
         let paths: Vec<String> = f.paths.iter().map(|p| p.join("::")).collect();
         assert_eq!(paths, ["a::b", "a::c", "a::c::d", "a::f", "g::h"]);
+    }
+
+    #[test]
+    fn unclosed_brackets_end_the_file_without_a_panic() {
+        // Found by `scripts/fuzz imports`: a `{` or `[` that nothing closes.
+        for source in ["#[", "#![cfg(test", "mod m { mod n {"] {
+            assert_eq!(facts(source), Facts::default(), "{source}");
+        }
+        assert_eq!(facts("use a::{").paths, [vec!["a".to_string()]]);
+        let paths: Vec<String> = facts("use a::{b, c::{d")
+            .paths
+            .iter()
+            .map(|p| p.join("::"))
+            .collect();
+        assert_eq!(paths, ["a::b", "a::c::d"]);
+        assert_eq!(
+            facts("mod m { #[test] fn").tests,
+            [(vec!["m".to_string()], None)]
+        );
     }
 
     #[test]
