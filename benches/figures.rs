@@ -833,14 +833,8 @@ fn sandbox() {
 /// (its `src/lib.rs` touched each round, since a check's patch makes cargo rebuild the crate
 /// too).
 fn compiled() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects/httparse-1.9.5");
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    sh(
-        tmp.path(),
-        &format!("cp -R {}/tree {}", fixture.display(), repo.display()),
-    );
-    git_commit_all(&repo);
+    let (fixture, repo) = httparse_repo(tmp.path());
     let patch = fixture.join("fix.patch");
     let ids = [
         "httparse tests::test_request_with_multiple_spaces_and_bad_path",
@@ -973,6 +967,19 @@ fn compiled() {
     );
 }
 
+/// httparse 1.9.5 (`fixtures/projects/httparse-1.9.5`) committed as a fresh repository in
+/// `dir/repo`: the fixture's directory (its patches) and the repository.
+fn httparse_repo(dir: &Path) -> (PathBuf, PathBuf) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects/httparse-1.9.5");
+    let repo = dir.join("repo");
+    sh(
+        dir,
+        &format!("cp -R {}/tree {}", fixture.display(), repo.display()),
+    );
+    git_commit_all(&repo);
+    (fixture, repo)
+}
+
 /// A patch of `work`'s body, which every test of [`pytest_project`] runs.
 fn work_patch(k: usize) -> String {
     format!(
@@ -1061,14 +1068,8 @@ fn downstream() {
 /// the extra tests on the candidate's side. Both sides warm: a workdir pool each (the build
 /// reused) and the baseline cached.
 fn downstream_rust() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects/httparse-1.9.5");
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    sh(
-        tmp.path(),
-        &format!("cp -R {}/tree {}", fixture.display(), repo.display()),
-    );
-    git_commit_all(&repo);
+    let (fixture, repo) = httparse_repo(tmp.path());
     let (patch, tests) = (fixture.join("uri-table.patch"), fixture.join("test.patch"));
     let p2p: Vec<String> = [
         "test_allow_request_with_multiple_space_delimiters",

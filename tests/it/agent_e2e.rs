@@ -1,7 +1,7 @@
 //! The agent loop: feedback for a model, hidden tests (P2P only, redaction), and the MCP tool
 //! spoken to over stdio, all on real repositories with real pytest.
 
-use crate::setup::{BIN, CheckArgs, Fixture, example};
+use crate::setup::{BIN, CheckArgs, Fixture, example, helper_json};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -802,22 +802,16 @@ fn the_official_mcp_python_client_calls_check_patch() {
     let f = Fixture::calc();
     let before = f.snapshot();
     let task = task();
-    let out = Command::new(python)
-        .arg(crate::setup::root().join("tests/mcp/client.py"))
-        .arg(patch("regression"))
-        .arg(BIN)
-        .args(["mcp", "--task", &task, "--repo", "."])
-        .env("TMPDIR", &f.tmp)
-        .env("XDG_CACHE_HOME", f.cache_home())
-        .current_dir(&f.repo)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let seen = helper_json(
+        Command::new(python)
+            .arg(crate::setup::root().join("tests/mcp/client.py"))
+            .arg(patch("regression"))
+            .arg(BIN)
+            .args(["mcp", "--task", &task, "--repo", "."])
+            .env("TMPDIR", &f.tmp)
+            .env("XDG_CACHE_HOME", f.cache_home())
+            .current_dir(&f.repo),
     );
-    let seen: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(seen["server"], "patchgrade");
     assert_eq!(seen["tools"], json!(["check_patch"]));
     assert_eq!(seen["title"], "Check a patch");

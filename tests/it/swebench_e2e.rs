@@ -118,25 +118,14 @@ fn test_output(keep: &Path) -> String {
     format!(">>>>> Start Test Output\n{log}\n>>>>> End Test Output\n")
 }
 
-fn harness(python: &Path, args: &[&Path], cwd: &Path) -> Value {
-    let script = root().join("tests/swebench/harness.py");
-    let out = Command::new(python)
-        .arg(script)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "harness.py {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "harness.py printed no JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+/// `tests/swebench/harness.py` (SWE-bench's own grading code) run with `args`: its JSON.
+pub(crate) fn harness(python: &Path, args: &[&Path], cwd: &Path) -> Value {
+    helper_json(
+        Command::new(python)
+            .arg(root().join("tests/swebench/harness.py"))
+            .args(args)
+            .current_dir(cwd),
+    )
 }
 
 fn row(id: &str, f2p: &[&str], p2p: &[&str]) -> Value {

@@ -204,18 +204,8 @@ fn agree_with_swebench(python: &Path, f: &Fixture, row: &Value, keep: &Path, syn
     plain["FAIL_TO_PASS"] = json!(ids(row, "FAIL_TO_PASS"));
     plain["PASS_TO_PASS"] = json!(ids(row, "PASS_TO_PASS"));
     let rows = f.scratch_file("rows.json", &json!([plain]).to_string());
-    let script = root().join("tests/swebench/harness.py");
-    let out = Command::new(python)
-        .arg(script)
-        .args([Path::new("grade"), &rows, &log_file])
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let reports: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let reports =
+        crate::swebench_e2e::harness(python, &[Path::new("grade"), &rows, &log_file], &f.repo);
     let theirs = &reports[0][row["instance_id"].as_str().unwrap()];
     let ours = FromReports {
         junit: vec![keep.join("candidate/out/junit.xml")],
