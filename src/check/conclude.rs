@@ -9,7 +9,7 @@ use super::race::{BaselineSide, CandidateSide, Raced, Store};
 use super::{Check, Plan};
 use crate::judge::Draft;
 use crate::judge::grade::grade;
-use crate::judge::verdict::{Outcome, RunInfo, Stage, Verdict, Warning, WarningKind};
+use crate::judge::verdict::{Aborted, Outcome, RunInfo, Stage, Verdict, Warning, WarningKind};
 use crate::observe::{Evidence, Requested, bytecode};
 use crate::run::Preset;
 use crate::util::time::ms;
@@ -62,11 +62,32 @@ impl Check {
         let base_evidence = match base_run.map(|r| r.evidence) {
             None => None,
             Some(Ok(evidence)) => Some(evidence),
-            Some(Err(e)) => return draft.fail(Stage::Baseline, e, started),
+            Some(Err(e)) => return draft.fail(Stage::Baseline, e.into_error(), started),
         };
         let cand_evidence = match cand_run.evidence {
             Ok(evidence) => evidence,
-            Err(e) => return draft.fail(Stage::Candidate, e, started),
+            Err(failure) => match (failure.not_run_reason(), &base_evidence) {
+                // The baseline ran the same tests the same way and could be judged: what cut
+                // the candidate's run short is the candidate's doing (the attribution rule).
+                (Some(reason), Some(_)) => {
+                    draft.aborted = Some(Aborted {
+                        reason,
+                        cause: failure.cause,
+                        message: failure.message,
+                    });
+                    Evidence::cut_short(failure.partial, reason)
+                }
+                (Some(_), None) => {
+                    let (cause, message) = failure.into_error();
+                    let message = format!(
+                        "{message}\n(with no baseline to compare, patchgrade cannot tell \
+                         whether the patch or the environment did this: run the baseline, or \
+                         keep one in the cache, to have it graded against the patch)"
+                    );
+                    return draft.fail(Stage::Candidate, (cause, message), started);
+                }
+                (None, _) => return draft.fail(Stage::Candidate, failure.into_error(), started),
+            },
         };
         let workdir = &prepared.workdir;
         self.judge(
@@ -175,7 +196,9 @@ impl Check {
             .env
             .iter()
             .any(|(k, _)| Preset::Pytest.env_remove().contains(&k.as_str()));
-        if plan.command.preset_of() == Some(Preset::Pytest) && !bytecode_off {
+        // A run the candidate cut short may have imported nothing: no guess from bytecode.
+        let cut_short = candidate.not_run.is_some();
+        if plan.command.preset_of() == Some(Preset::Pytest) && !bytecode_off && !cut_short {
             let files: Vec<String> = draft
                 .patch
                 .files

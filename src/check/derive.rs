@@ -142,14 +142,18 @@ impl Check {
             };
             // `None`: not run, which a check does when the candidate does not apply.
             let base_report = match raced.baseline {
-                BaselineSide::Ran { run, .. } => {
-                    Some(run.evidence.map_err(|e| error(Stage::Baseline, e)))
-                }
+                BaselineSide::Ran { run, .. } => Some(
+                    run.evidence
+                        .map_err(|e| error(Stage::Baseline, e.into_error())),
+                ),
                 BaselineSide::Failed(e) => Some(Err(error(Stage::Baseline, e))),
                 BaselineSide::Skipped | BaselineSide::Cached(_) => None,
             };
             let after_report = match raced.candidate {
-                CandidateSide::Ran(ran) => ran.1.evidence.map_err(|e| error(Stage::Candidate, e)),
+                CandidateSide::Ran(ran) => ran
+                    .1
+                    .evidence
+                    .map_err(|e| error(Stage::Candidate, e.into_error())),
                 CandidateSide::Rejected(failure) => Err(error(
                     Stage::Candidate,
                     (

@@ -244,7 +244,8 @@ impl Check {
             .await;
         let json_file = dir.join("out/junit.xml.json");
         let json = std::fs::read(&json_file);
-        let evidence = run.evidence.map_err(|(_, why)| {
+        let evidence = run.evidence.map_err(|failure| {
+            let why = failure.message;
             if why.contains("No module named coverage") {
                 "coverage.py is not installed where the tests run (`python -m coverage`)".into()
             } else {

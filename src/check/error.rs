@@ -67,6 +67,14 @@ pub enum Error {
     /// The directory to keep the runs in already holds runs.
     #[error("{0}: already exists (keeping runs needs a fresh directory)")]
     KeepExists(PathBuf),
+    /// A path to show in the sandbox (`--sandbox-ro`, `--sandbox-rw`) that is not there.
+    #[error("{}: no such file or directory (named by {flag})", path.display())]
+    SandboxPath {
+        /// As given.
+        path: PathBuf,
+        /// `--sandbox-ro` or `--sandbox-rw`.
+        flag: &'static str,
+    },
     /// A sandbox name that is not one.
     #[error("unknown sandbox `{name}` (known: {known})")]
     UnknownSandbox {

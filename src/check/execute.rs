@@ -6,7 +6,7 @@ use super::{Check, Plan};
 use crate::judge::grade::retry_candidates;
 use crate::judge::verdict::{ErrorCause, RunInfo};
 use crate::observe::junit::JunitError;
-use crate::observe::{Evidence, Report, Requested, TestStatus};
+use crate::observe::{Evidence, NotRunReason, Report, Requested, TestStatus};
 use crate::run::TestCommand;
 use crate::run::command::{with_workdir, with_workdir_raw};
 use crate::run::preset::{SUPPORT_DIR_VAR, rejected_ids};
@@ -51,6 +51,8 @@ impl Check {
                 .into_iter()
                 .collect(),
             hidden: hidden.to_vec(),
+            named: plan.host_paths.clone(),
+            shown: plan.shown.clone(),
         };
         // With `--setup-once`, a pool slot that ran this setup on this base keeps its output.
         let once = self
@@ -70,7 +72,7 @@ impl Check {
                 let why = format!("the {} sandbox could not start: {e}", plan.sandbox.name());
                 return Execution {
                     info,
-                    evidence: Err((ErrorCause::SandboxFailed, why)),
+                    evidence: Err(Failure::new(ErrorCause::SandboxFailed, why)),
                 };
             }
         };
@@ -85,7 +87,7 @@ impl Check {
                     let why = format!("the runner's files could not be written: {e}");
                     return Execution {
                         info,
-                        evidence: Err((ErrorCause::SandboxFailed, why)),
+                        evidence: Err(Failure::new(ErrorCause::SandboxFailed, why)),
                     };
                 }
             }
@@ -106,21 +108,21 @@ impl Check {
                 match runner.run(&setup).await {
                     Ok(f) if f.termination == Termination::Exited(0) => {}
                     Ok(f) => {
-                        return Err((
+                        return Err(Failure::new(
                             ErrorCause::SetupFailed,
                             explain("setup command", f.termination, self.timeout, "", &setup),
                         ));
                     }
                     Err(e) => {
-                        return Err((
-                            ErrorCause::SetupFailed,
+                        return Err(Failure::new(
+                            ErrorCause::CommandFailedToStart,
                             format!("setup command could not start: {e}"),
                         ));
                     }
                 }
                 if let Err(e) = jail.end_setup().await {
                     let why = format!("the network could not be taken away after setup: {e}");
-                    return Err((ErrorCause::SandboxFailed, why));
+                    return Err(Failure::new(ErrorCause::SandboxFailed, why));
                 }
                 // Not recorded, the next use runs it again: a slot it cannot be noted in.
                 if let Some((lease, key)) = &once {
@@ -177,6 +179,12 @@ impl Check {
             Ok(evidence)
         }
         .await;
+        // A path the sandbox hides fails the command as a missing file would: say so.
+        let evidence = evidence.map_err(|mut failure| {
+            let hint = jail.hidden_hint(&failure.message);
+            failure.message.push_str(&hint);
+            failure
+        });
         info.duration_ms = ms(started.elapsed());
         Execution { info, evidence }
     }
@@ -242,8 +250,8 @@ impl Attempt {
     /// No test case at all is not an observation of the requested tests: pytest, for one,
     /// writes such a report when it rejects an id. (A module that fails to import still leaves
     /// an error test case, and is graded.)
-    fn empty_report_error(&self, timeout: Duration) -> (ErrorCause, String) {
-        (
+    fn empty_report_error(&self, timeout: Duration) -> Failure {
+        Failure::new(
             ErrorCause::EmptyReport,
             explain(
                 "test command",
@@ -289,7 +297,7 @@ impl Attempts<'_> {
         ids: &[String],
         n: usize,
         info: &mut RunInfo,
-    ) -> Result<Attempt, (ErrorCause, String)> {
+    ) -> Result<Attempt, Failure> {
         let command = self.job.command;
         let suffix = if n == 0 {
             String::new()
@@ -313,7 +321,7 @@ impl Attempts<'_> {
             info.command = Some(script);
         }
         let finished = self.run(&spec).await.map_err(|e| {
-            (
+            Failure::new(
                 ErrorCause::CommandFailedToStart,
                 format!("test command could not start: {e}"),
             )
@@ -322,16 +330,30 @@ impl Attempts<'_> {
             info.termination = Some(finished.termination);
         }
         if finished.termination == Termination::TimedOut {
-            return Err((
-                ErrorCause::Timeout,
-                format!(
-                    "test command {}",
-                    describe(finished.termination, self.check.timeout)
-                ),
-            ));
+            // What a runner that writes as it goes (a report per class or file) reported
+            // before it was killed still stands.
+            let partial = Report::read_output(&junit, command.junit_is_dir())
+                .ok()
+                .filter(|r| !r.cases.is_empty());
+            if partial.is_some() && info.dir.is_some() {
+                info.reports.push(junit);
+            }
+            return Err(Failure {
+                partial,
+                ..Failure::new(
+                    ErrorCause::Timeout,
+                    explain(
+                        "test command",
+                        finished.termination,
+                        self.check.timeout,
+                        "",
+                        &spec,
+                    ),
+                )
+            });
         }
         let report = Report::read_output(&junit, command.junit_is_dir()).map_err(|e| match e {
-            JunitError::Missing(_) | JunitError::EmptyDir(_) => (
+            JunitError::Missing(_) | JunitError::EmptyDir(_) => Failure::new(
                 ErrorCause::NoReport,
                 explain(
                     "test command",
@@ -341,12 +363,12 @@ impl Attempts<'_> {
                     &spec,
                 ),
             ),
-            other => (ErrorCause::UnreadableReport, other.to_string()),
+            other => Failure::new(ErrorCause::UnreadableReport, other.to_string()),
         })?;
         if command.exit_reflects_failures()
             && let Some(why) = contradiction(finished.termination, &report)
         {
-            return Err((
+            return Err(Failure::new(
                 ErrorCause::ReportContradictsExit,
                 format!(
                     "the test command {} but its report {why}: one of them is not what the \
@@ -377,7 +399,56 @@ pub(super) struct Job<'a> {
 
 pub(super) struct Execution {
     pub(super) info: RunInfo,
-    pub(super) evidence: Result<Evidence, (ErrorCause, String)>,
+    pub(super) evidence: Result<Evidence, Failure>,
+}
+
+/// A run that left nothing to grade: why, for people, and what its report held first.
+#[derive(Debug)]
+pub(super) struct Failure {
+    pub(super) cause: ErrorCause,
+    pub(super) message: String,
+    /// The tests a runner that was killed had already reported.
+    pub(super) partial: Option<Report>,
+}
+
+impl Failure {
+    fn new(cause: ErrorCause, message: String) -> Failure {
+        Failure {
+            cause,
+            message,
+            partial: None,
+        }
+    }
+
+    /// As an error: what a run that cannot be judged records.
+    pub(super) fn into_error(self) -> (ErrorCause, String) {
+        (self.cause, self.message)
+    }
+
+    /// Why the tests did not run, when the command that ran them may be what cut the run
+    /// short: a command that ended without a usable report, ran past the timeout, or whose
+    /// setup failed. `None` for what a candidate's code cannot cause (a sandbox, or a command
+    /// that would not start) and for a report that contradicts its runner's exit status, which
+    /// says one of them is false rather than that the tests did not run. Whether the candidate
+    /// is to blame is the caller's to decide: only when the baseline was judged.
+    pub(super) fn not_run_reason(&self) -> Option<NotRunReason> {
+        match self.cause {
+            ErrorCause::NoReport | ErrorCause::EmptyReport | ErrorCause::UnreadableReport => {
+                Some(NotRunReason::Crashed)
+            }
+            ErrorCause::Timeout => Some(NotRunReason::TimedOut),
+            ErrorCause::SetupFailed => Some(NotRunReason::SetupFailed),
+            ErrorCause::CommandFailedToStart
+            | ErrorCause::SandboxFailed
+            | ErrorCause::ReportContradictsExit
+            | ErrorCause::TestPatchDoesNotApply
+            | ErrorCause::CheckoutFailed
+            | ErrorCause::InvalidTask
+            | ErrorCause::NoRequestedTestRan
+            | ErrorCause::GoldDoesNotApply
+            | ErrorCause::NotEvaluated => None,
+        }
+    }
 }
 
 /// Where an exit status and a report disagree, in words: a runner whose status reflects its

@@ -83,6 +83,12 @@ impl Check {
             check = check.image_workdir(dir);
         }
         check = check.network(task.network.unwrap_or(false));
+        for path in &task.sandbox_ro {
+            check = check.sandbox_path(path, false);
+        }
+        for path in &task.sandbox_rw {
+            check = check.sandbox_path(path, true);
+        }
         if let Some(name) = &task.scoring {
             check = check.scoring(name.parse()?);
         }

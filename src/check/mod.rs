@@ -91,6 +91,8 @@ pub struct Check {
     image: Option<String>,
     image_workdir: Option<PathBuf>,
     network: bool,
+    /// Host paths the sandbox shows, each writable or not.
+    sandbox_paths: Vec<(PathBuf, bool)>,
     scoring: Scoring,
     repo_name: Option<String>,
     python: Option<PathBuf>,
@@ -127,6 +129,7 @@ impl Check {
             image: None,
             image_workdir: None,
             network: false,
+            sandbox_paths: Vec::new(),
             scoring: Scoring::Patchgrade,
             repo_name: None,
             python: None,
@@ -294,6 +297,15 @@ impl Check {
         self
     }
 
+    /// Show this host path to the commands in the sandbox, read-only or `writable`, where the
+    /// sandbox would hide it (bwrap's private `/tmp`) or lacks it (a container). It must exist.
+    /// A path the user names in the test or setup command, `--python`, an `--env` value or
+    /// a symbolic link of the base tree is shown read-only without this.
+    pub fn sandbox_path(mut self, path: impl Into<PathBuf>, writable: bool) -> Check {
+        self.sandbox_paths.push((path.into(), writable));
+        self
+    }
+
     /// Whose rules grade the observations (default: patchgrade's own). The verdict records
     /// the other scoring's outcome where it differs, either way.
     pub fn scoring(mut self, scoring: Scoring) -> Check {
@@ -445,6 +457,19 @@ impl Check {
         if self.timeout.is_zero() {
             return Err(Error::ZeroTimeout);
         }
+        for (path, writable) in &self.sandbox_paths {
+            if std::fs::symlink_metadata(path).is_err() {
+                let flag = if *writable {
+                    "--sandbox-rw"
+                } else {
+                    "--sandbox-ro"
+                };
+                return Err(Error::SandboxPath {
+                    path: path.clone(),
+                    flag,
+                });
+            }
+        }
         let parse = |(origin, text): &(String, Vec<u8>)| {
             Patch::parse(text).map_err(|reason| Error::Patch {
                 origin: origin.clone(),
@@ -475,7 +500,14 @@ impl Check {
             self.image.as_deref(),
             self.image_workdir.as_deref(),
         )?;
+        let shown = self
+            .sandbox_paths
+            .iter()
+            .map(|(p, w)| (std::path::absolute(p).unwrap_or_else(|_| p.clone()), *w))
+            .collect();
         Ok(Plan {
+            host_paths: self.host_paths(&command, &source),
+            shown,
             sandbox,
             source,
             candidate,
@@ -486,6 +518,20 @@ impl Check {
             f2p,
             p2p,
         })
+    }
+
+    /// The host paths the user named: in the test and setup commands, `--python`, the
+    /// `--env` values, and where the base tree's links point.
+    fn host_paths(&self, command: &TestCommand, source: &Source) -> Vec<PathBuf> {
+        let python = self.python.as_deref().and_then(|p| p.to_str());
+        let texts = [command.template().as_str()]
+            .into_iter()
+            .chain(self.setup_cmd.as_deref())
+            .chain(python)
+            .chain(self.env.iter().map(|(_, v)| v.as_str()));
+        let mut paths = crate::run::sandbox::named_in(texts);
+        paths.extend(source.absolute_link_targets());
+        paths
     }
 
     fn task_info(&self, plan: &Plan) -> TaskInfo {
@@ -504,6 +550,10 @@ impl Check {
 /// Validated inputs.
 struct Plan {
     source: Source,
+    /// Host paths the user named, shown read-only where the sandbox would hide them.
+    host_paths: Vec<PathBuf>,
+    /// Host paths the user asked the sandbox to show, writable or not.
+    shown: Vec<(PathBuf, bool)>,
     sandbox: Sandbox,
     candidate: Option<Patch>,
     test_patch: Option<Patch>,

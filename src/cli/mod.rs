@@ -302,6 +302,14 @@ pub struct CommandArgs {
     /// Let the tests use the network (the setup command always may)
     #[arg(long)]
     pub network: bool,
+    /// Show this host path read-only in the sandbox, which would hide it (bwrap's private
+    /// /tmp) or lack it (a container); repeatable. Paths the commands, --python and --env
+    /// name are shown without it
+    #[arg(long, value_name = "PATH")]
+    pub sandbox_ro: Vec<std::path::PathBuf>,
+    /// Show this host path writable in the sandbox; repeatable
+    #[arg(long, value_name = "PATH")]
+    pub sandbox_rw: Vec<std::path::PathBuf>,
     /// Whose rules grade what was observed: patchgrade (its own) or swebench (SWE-bench's
     /// harness's, exactly); the verdict records the other's outcome where it differs
     /// [default: patchgrade]
@@ -343,6 +351,8 @@ impl CommandArgs {
             image: self.image.clone(),
             image_workdir: self.image_workdir.clone(),
             network: self.network.then_some(true),
+            sandbox_ro: self.sandbox_ro.clone(),
+            sandbox_rw: self.sandbox_rw.clone(),
             scoring: self.scoring.clone(),
             downstream: self.downstream.clone(),
             downstream_max: self.downstream_max,

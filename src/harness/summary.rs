@@ -2,7 +2,7 @@
 
 use super::results::id;
 use super::stats::wilson;
-use crate::judge::verdict::{Level, Outcome, Stage, Verdict};
+use crate::judge::verdict::{Level, NotRunReason, Outcome, Stage, Verdict};
 use crate::report::table::{Align, Table};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -82,6 +82,9 @@ pub struct Summary {
     pub suspect_tasks: Vec<String>,
     /// Tasks whose baseline could not be judged (or that could not be run): broken tasks.
     pub broken_tasks: Vec<String>,
+    /// Tasks whose candidate cut its own run short (it crashed, hung or broke the setup while
+    /// the baseline ran), per reason: graded against the patch and counted by their outcome.
+    pub cut_short: BTreeMap<NotRunReason, Vec<String>>,
     /// Instance ids per outcome.
     pub by_outcome: BTreeMap<Outcome, Vec<String>>,
     /// Tasks whose patch broke downstream tests (outside their lists), per outcome: how many
@@ -118,7 +121,14 @@ impl Summary {
         let (mut bab_tasks, mut bab_tests) = (0, 0);
         let (mut suspect, mut broken) = (Vec::new(), Vec::new());
         let mut downstream: BTreeMap<Outcome, Vec<String>> = BTreeMap::new();
+        let mut cut_short: BTreeMap<NotRunReason, Vec<String>> = BTreeMap::new();
         for v in verdicts {
+            if let Some(a) = &v.aborted {
+                cut_short
+                    .entry(a.reason)
+                    .or_default()
+                    .push(id(v).to_string());
+            }
             if v.downstream.as_ref().is_some_and(|d| !d.broken.is_empty()) {
                 downstream
                     .entry(v.outcome)
@@ -184,10 +194,35 @@ impl Summary {
             broken_at_base_tests: bab_tests,
             suspect_tasks: suspect,
             broken_tasks: broken,
+            cut_short,
             by_outcome,
             downstream_breakage: downstream,
         }
     }
+}
+
+/// The runs candidates cut short, per reason: `Cut short by the patch (graded by their
+/// outcome): crashed 2 (a, b), timed-out 1 (c)`; `None` when there is none. Markdown gives
+/// the counts alone, and the ids are in the task list.
+fn cut_short_line(s: &Summary, markdown: bool) -> Option<String> {
+    if s.cut_short.is_empty() {
+        return None;
+    }
+    let per: Vec<String> = s
+        .cut_short
+        .iter()
+        .map(|(reason, ids)| {
+            if markdown {
+                format!("{reason} {}", ids.len())
+            } else {
+                format!("{reason} {} ({})", ids.len(), ids.join(", "))
+            }
+        })
+        .collect();
+    Some(format!(
+        "Runs the patch cut short (graded against it, counted by their outcome): {}",
+        per.join(", ")
+    ))
 }
 
 /// Tasks with downstream breakage, per outcome: `… 3 task(s) (No-Op 2, Resolved 1)`;
@@ -337,6 +372,9 @@ pub fn human(s: &Summary) -> String {
         "Broken tasks (baseline not judged): {}",
         list(&s.broken_tasks)
     );
+    if let Some(line) = cut_short_line(s, false) {
+        let _ = writeln!(out, "{line}");
+    }
     if !s.incomplete.is_empty() {
         let _ = writeln!(out, "Incomplete (no result): {}", list(&s.incomplete));
     }
@@ -371,6 +409,9 @@ pub fn markdown(s: &Summary) -> String {
         s.suspect_tasks.len(),
         s.broken_tasks.len()
     );
+    if let Some(line) = cut_short_line(s, true) {
+        let _ = writeln!(out, "{line}");
+    }
     if !s.incomplete.is_empty() {
         let _ = writeln!(out, "Incomplete (no result): {}.", s.incomplete.len());
     }

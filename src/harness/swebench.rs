@@ -9,8 +9,8 @@ use super::dataset::{InputError, Prediction};
 use crate::judge::Draft;
 use crate::judge::classify::{Effect, GradedTest, classify_effects};
 use crate::judge::verdict::{
-    ApplyFailure, ErrorCause, Outcome, PatchInfo, RunInfo, Scoring, Stage, TaskInfo, Verdict,
-    WarningKind,
+    ApplyFailure, ErrorCause, NotRunReason, Outcome, PatchInfo, RunInfo, Scoring, Stage, TaskInfo,
+    Verdict, WarningKind,
 };
 use crate::observe::{Group, IdSyntax, TestStatus};
 use crate::task::TaskFile;
@@ -83,8 +83,17 @@ pub enum Category {
 
 /// SWE-bench's category of a verdict: what its harness would have recorded for the same run.
 /// A run whose tests could not be read still gets a report there (unresolved); one that timed
-/// out, could not start, or whose patch did not apply gets none (an error).
+/// out (also when the candidate is graded for it), could not start, or whose patch did not
+/// apply gets none (an error).
 pub fn category(v: &Verdict) -> Category {
+    // SWE-bench's harness raises on a timeout before it grades: no report, an error there,
+    // whichever outcome the attribution rule gives here.
+    if v.aborted
+        .as_ref()
+        .is_some_and(|a| a.reason == NotRunReason::TimedOut)
+    {
+        return Category::Error;
+    }
     match v.outcome {
         Outcome::EmptyPatch => Category::EmptyPatch,
         Outcome::PatchFailed => Category::Error,
@@ -495,6 +504,7 @@ fn graded_tests(status: &TestsStatus, task: Option<&TaskFile>) -> Vec<GradedTest
             details: None,
             base_message: None,
             did_you_mean: Vec::new(),
+            not_run_reason: None,
         };
         tests.extend(axis.success.iter().map(|id| test(id, pass)));
         tests.extend(axis.failure.iter().map(|id| test(id, fail)));

@@ -4,7 +4,7 @@
 
 use super::outcome::{Level, Outcome};
 use super::scoring::{Scoring, swebench_effect};
-use crate::observe::{Group, Observation, SwebenchView, TestStatus};
+use crate::observe::{Group, NotRunReason, Observation, SwebenchView, TestStatus};
 use serde::{Deserialize, Serialize};
 
 /// What one test contributes to the verdict.
@@ -55,6 +55,10 @@ pub struct GradedTest {
     /// For a missing test: the closest ids the report does hold.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub did_you_mean: Vec<String>,
+    /// For a test `not-run` after the patch: why the candidate's run was cut short
+    /// (`crashed`, `timed-out`, `setup-failed`; see [`Verdict::aborted`](super::Verdict)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run_reason: Option<NotRunReason>,
 }
 
 /// Counts for one axis.
@@ -110,6 +114,8 @@ pub struct Observed<'a> {
     pub swebench: SwebenchView,
     /// For a missing test: the closest ids the report does hold.
     pub did_you_mean: Vec<String>,
+    /// For a test not run after the patch: why the candidate's run was cut short.
+    pub not_run: Option<NotRunReason>,
 }
 
 /// The effect of one test, from its statuses after the patch and at base.
@@ -118,6 +124,7 @@ pub struct Observed<'a> {
 /// - F2P: fixed iff it passes after; its base status never changes that (a pass at base only
 ///   makes the task suspect, which the caller warns about).
 /// - Flaky (failed, then passed on a retry) counts as passing after the patch.
+/// - Not run after the patch (the candidate cut its run short) counts as failing.
 /// - P2P with a baseline: failed/error/missing/flaky at base → broken at base (not counted);
 ///   passed at base → kept iff passed after; skipped at base → kept iff passed or skipped after.
 /// - P2P without a baseline: kept iff passed after (a skip proves nothing ran).
@@ -128,7 +135,11 @@ pub fn effect(group: Group, after: TestStatus, base: Option<TestStatus>) -> Effe
         Group::P2p => match base {
             // A test that is flaky at base cannot tell a patch's breakage from chance.
             Some(
-                TestStatus::Failed | TestStatus::Error | TestStatus::Missing | TestStatus::Flaky,
+                TestStatus::Failed
+                | TestStatus::Error
+                | TestStatus::Missing
+                | TestStatus::NotRun
+                | TestStatus::Flaky,
             ) => Effect::BrokenAtBase,
             Some(TestStatus::Skipped)
                 if matches!(after, TestStatus::Passed | TestStatus::Skipped) =>
@@ -162,6 +173,7 @@ pub fn classify(observed: Vec<Observed<'_>>, scoring: Scoring) -> Classification
                 details: o.after.details,
                 base_message: o.base.and_then(|b| b.message),
                 did_you_mean: o.did_you_mean,
+                not_run_reason: o.not_run,
             }
         })
         .collect();
@@ -212,7 +224,7 @@ mod tests {
     use super::*;
     use TestStatus::*;
 
-    const STATUSES: [TestStatus; 6] = [Passed, Flaky, Failed, Error, Skipped, Missing];
+    const STATUSES: [TestStatus; 7] = [Passed, Flaky, Failed, Error, Skipped, Missing, NotRun];
 
     fn obs<'a>(
         id: &'a str,
@@ -230,6 +242,7 @@ mod tests {
                 [(after, false)],
             ),
             did_you_mean: Vec::new(),
+            not_run: None,
         }
     }
 
@@ -352,7 +365,7 @@ mod tests {
             );
             for base in STATUSES {
                 let want = match (base, after) {
-                    (Failed | Error | Missing | Flaky, _) => Effect::BrokenAtBase,
+                    (Failed | Error | Missing | NotRun | Flaky, _) => Effect::BrokenAtBase,
                     (Skipped, Passed | Flaky | Skipped) => Effect::Kept,
                     (Passed, Passed | Flaky) => Effect::Kept,
                     _ => Effect::Broken,
@@ -445,6 +458,7 @@ mod tests {
                 }),
                 swebench: SwebenchView::Fail,
                 did_you_mean: Vec::new(),
+                not_run: None,
             }],
             Scoring::Patchgrade,
         );

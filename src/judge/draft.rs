@@ -20,6 +20,8 @@ pub(crate) struct Draft {
     pub(crate) isolation: Isolation,
     pub(crate) scoring: Scoring,
     pub(crate) downstream: Option<super::downstream::Downstream>,
+    /// The candidate cut its run short and is graded for it (the attribution rule).
+    pub(crate) aborted: Option<Aborted>,
     started_at: String,
 }
 
@@ -34,6 +36,7 @@ impl Draft {
             isolation: Isolation::default(),
             scoring: Scoring::default(),
             downstream: None,
+            aborted: None,
             started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         }
     }
@@ -268,6 +271,11 @@ impl Draft {
             ),
             None => format!("{}: {}", outcome.title(), outcome.meaning()),
         };
+        // Why every test it did not report counts as failing, in the one line all front ends show.
+        let summary = match &self.aborted {
+            Some(a) => format!("{summary}: {}", a.reason.sentence()),
+            None => summary,
+        };
         // What the outcome does not count is said beside it, not left for the JSON.
         let summary = match &self.downstream {
             Some(d) if !d.broken.is_empty() && !d.counted_as_p2p => format!(
@@ -292,6 +300,7 @@ impl Draft {
             swebench_resolved: None,
             other_scoring: None,
             error,
+            aborted: self.aborted,
             warnings: self.warnings,
             runs: self.runs,
             started_at: Some(self.started_at),

@@ -4,7 +4,7 @@
 use super::classify::{Classification, Observed, classify};
 use super::scoring::Scoring;
 use crate::observe::ids::{IdSyntax, Index, Resolution};
-use crate::observe::{Evidence, Observation, Requested, TestStatus};
+use crate::observe::{Evidence, NotRunReason, Observation, Requested, TestStatus};
 
 /// The classification, and what was noticed on the way.
 #[derive(Debug, Clone)]
@@ -64,6 +64,9 @@ pub fn grade(
         if after.observation.status == TestStatus::Flaky || flaky(&before) {
             graded.flaky.push(id.to_string());
         }
+        let not_run = cand
+            .not_run
+            .filter(|_| after.observation.status == TestStatus::NotRun);
         observed.push(Observed {
             id,
             group,
@@ -71,6 +74,7 @@ pub fn grade(
             base: before.map(|b| b.observation),
             swebench: after.swebench,
             did_you_mean: after.suggestions,
+            not_run,
         });
     }
     graded.swebench = classify(observed.clone(), Scoring::Swebench);
@@ -82,6 +86,7 @@ pub fn grade(
 struct Lookup<'a> {
     attempts: Vec<Index<'a>>,
     rejected: &'a [(String, String)],
+    not_run: Option<NotRunReason>,
 }
 
 impl<'a> Lookup<'a> {
@@ -93,6 +98,7 @@ impl<'a> Lookup<'a> {
                 .map(|r| Index::new(r, syntax))
                 .collect(),
             rejected: &evidence.rejected,
+            not_run: evidence.not_run,
         }
     }
 
@@ -113,6 +119,18 @@ impl<'a> Lookup<'a> {
             return resolution;
         }
         let mut resolution = first.resolve(id);
+        if let Some(reason) = self.not_run
+            && resolution.observation.status == TestStatus::Missing
+        {
+            // Not in a report the candidate cut short: never run, not absent from the suite.
+            resolution.observation = Observation {
+                status: TestStatus::NotRun,
+                message: Some(format!("not run: {}", reason.sentence())),
+                details: None,
+            };
+            resolution.suggestions.clear();
+            return resolution;
+        }
         let status = resolution.observation.status;
         if !matches!(status, TestStatus::Failed | TestStatus::Error) {
             return resolution;

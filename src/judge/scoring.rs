@@ -196,6 +196,7 @@ mod tests {
                         [(if after == Flaky { Failed } else { after }, xfail)],
                     ),
                     did_you_mean: Vec::new(),
+                    not_run: None,
                 })
                 .collect::<Vec<_>>()
         };

@@ -8,7 +8,7 @@ pub use super::classify::{Axis, Effect, GradedTest};
 pub use super::downstream::{Downstream, Method as DownstreamMethod};
 pub use super::outcome::{Level, Outcome};
 pub use super::scoring::{OtherScoring, RuleDifference, Scoring, ScoringRule};
-pub use crate::observe::{Group, IdSyntax, TestStatus};
+pub use crate::observe::{Group, IdSyntax, NotRunReason, TestStatus};
 pub use crate::run::Termination;
 use crate::run::sandbox::Isolation;
 pub use crate::workspace::{ApplyFailure, ApplyStrategy, MovedHunk, OverriddenHunk};
@@ -60,6 +60,11 @@ pub struct Verdict {
     /// Why the run could not be judged (outcome `error` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
+    /// The candidate's run ended without a usable report while the baseline's did not: the
+    /// candidate is to blame, so it was graded, the tests it did not report counting as
+    /// failing (`not-run`). Says how the run ended and the end of its output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<Aborted>,
     /// Findings that do not change the outcome but should be read.
     pub warnings: Vec<Warning>,
     /// The test runs.
@@ -143,6 +148,9 @@ impl Verdict {
         }
         if let Some(e) = &mut self.error {
             mask(&mut e.message);
+        }
+        if let Some(a) = &mut self.aborted {
+            mask(&mut a.message);
         }
         mask(&mut self.summary);
         self.task.test_cmd = None;
@@ -281,6 +289,18 @@ pub struct RunError {
     /// Why.
     pub cause: ErrorCause,
     /// Details for people.
+    pub message: String,
+}
+
+/// How the candidate cut its own run short (see [`Verdict::aborted`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Aborted {
+    /// Why its tests were not run: `crashed`, `timed-out` or `setup-failed`.
+    pub reason: NotRunReason,
+    /// What exactly was observed (`no-report`, `empty-report`, `unreadable-report`,
+    /// `timeout`, `setup-failed`): the cause an error would have had.
+    pub cause: ErrorCause,
+    /// How the command ended and the end of its output, for people.
     pub message: String,
 }
 

@@ -3,7 +3,7 @@
 
 use super::ids::{IdSyntax, Index};
 use super::junit::Report;
-use super::status::TestStatus;
+use super::status::{NotRunReason, TestStatus};
 use serde::{Deserialize, Serialize};
 
 /// What one run produced.
@@ -14,6 +14,10 @@ pub struct Evidence {
     /// Ids the runner refused (pytest: "not found"), with its words; they were left out of the
     /// run so the others could be graded.
     pub rejected: Vec<(String, String)>,
+    /// The run ended without a usable report by the candidate's doing: the requested tests
+    /// its (partial, often empty) report does not hold were not run, and count as failing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<NotRunReason>,
 }
 
 impl Evidence {
@@ -22,6 +26,17 @@ impl Evidence {
         Evidence {
             attempts: vec![report],
             rejected: Vec::new(),
+            not_run: None,
+        }
+    }
+
+    /// The evidence of a run the candidate cut short: what its report held, if anything, and
+    /// every other test not run for this reason.
+    pub fn cut_short(partial: Option<Report>, reason: NotRunReason) -> Evidence {
+        Evidence {
+            attempts: vec![partial.unwrap_or_default()],
+            rejected: Vec::new(),
+            not_run: Some(reason),
         }
     }
 
@@ -60,6 +75,7 @@ impl Evidence {
         Evidence {
             attempts,
             rejected: self.rejected.clone(),
+            not_run: self.not_run,
         }
     }
 }

@@ -28,7 +28,7 @@ pub mod status;
 pub use evidence::{Evidence, Group, Requested};
 pub use ids::IdSyntax;
 pub use junit::Report;
-pub use status::{Observation, SwebenchView, TestStatus};
+pub use status::{NotRunReason, Observation, SwebenchView, TestStatus};
 
 /// Every test in these JUnit reports (files or directories, read as one) as an id of this
 /// syntax, with its status and whether the id names it alone (see

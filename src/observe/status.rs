@@ -19,6 +19,9 @@ pub enum TestStatus {
     Skipped,
     /// The test was requested but no testcase in the report matches it.
     Missing,
+    /// The run ended without reporting it, by the candidate's doing (it crashed, hung or broke
+    /// the setup; see [`NotRunReason`]): it counts as failing.
+    NotRun,
 }
 
 impl TestStatus {
@@ -36,11 +39,67 @@ impl TestStatus {
             TestStatus::Error => "error",
             TestStatus::Skipped => "skipped",
             TestStatus::Missing => "missing",
+            TestStatus::NotRun => "not-run",
         }
     }
 }
 
 impl fmt::Display for TestStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a candidate's run ended without a usable report, when the baseline was judged and so
+/// the candidate is to blame (the attribution rule): the tests it did not report are
+/// [`TestStatus::NotRun`] and count as failing.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotRunReason {
+    /// The test command ended (a crash, a signal, an exit) without a report with a test case
+    /// in it, or with one that could not be read.
+    Crashed,
+    /// The test command ran past the timeout and was killed.
+    TimedOut,
+    /// The setup command failed in the candidate's checkout, so the tests never ran.
+    SetupFailed,
+}
+
+impl NotRunReason {
+    /// The kebab-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            NotRunReason::Crashed => "crashed",
+            NotRunReason::TimedOut => "timed-out",
+            NotRunReason::SetupFailed => "setup-failed",
+        }
+    }
+
+    /// What the candidate did, in words addressed to its author.
+    pub fn sentence(self) -> &'static str {
+        match self {
+            NotRunReason::Crashed => {
+                "your patch makes the test command crash before it writes a report"
+            }
+            NotRunReason::TimedOut => "your patch makes the test command hang past the timeout",
+            NotRunReason::SetupFailed => "your patch makes the setup command fail",
+        }
+    }
+}
+
+impl fmt::Display for NotRunReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -147,7 +206,8 @@ impl SwebenchLog {
             },
             TestStatus::Error => Some((4, SwebenchView::Fail)),
             TestStatus::Failed => Some((5, SwebenchView::Fail)),
-            TestStatus::Missing => None,
+            // SWE-bench reads a test its log does not show as failing.
+            TestStatus::Missing | TestStatus::NotRun => None,
         }
     }
 }
@@ -173,6 +233,7 @@ mod tests {
             ((Failed, false), [Fail, Fail, Fail, Fail]),
             ((Error, false), [Fail, Fail, Fail, Fail]),
             ((Missing, false), [Fail, Fail, Fail, Fail]),
+            ((NotRun, false), [Fail, Fail, Fail, Fail]),
         ];
         for (case, want) in table {
             for (log, want) in [PytestSummary, Django, Sympy, Generic]

@@ -40,7 +40,18 @@ pub fn feedback(v: &Verdict, max_bytes: usize) -> String {
                 ));
             }
         }
-        _ => tests(&mut out, v),
+        _ => {
+            // What cut the run short comes first: every test it did not run fails by it.
+            if let Some(a) = &v.aborted {
+                let message = truncate(a.message.trim(), ERROR_BYTES);
+                out.push(&format!(
+                    "\nThe tests did not all run ({}), though they did without your patch: \
+                     {message}\n",
+                    a.reason
+                ));
+            }
+            tests(&mut out, v)
+        }
     }
     if !v.patch.protected_edits.is_empty() {
         let files = v.patch.protected_edits.join(", ");

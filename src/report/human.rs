@@ -23,6 +23,14 @@ pub fn human(v: &Verdict) -> String {
         };
         let _ = writeln!(out, "{stage}: {}\n", e.message.trim_end());
     }
+    if let Some(a) = &v.aborted {
+        let _ = writeln!(
+            out,
+            "candidate run ({}, graded against the patch: the baseline ran): {}\n",
+            a.reason,
+            a.message.trim_end()
+        );
+    }
     if let Some(f) = &v.patch.apply_failure {
         let _ = writeln!(out, "does not apply: {f}\n");
     }

@@ -65,6 +65,12 @@ pub struct TaskFile {
     pub image_workdir: Option<PathBuf>,
     /// Whether the tests get the network.
     pub network: Option<bool>,
+    /// Host paths the sandbox shows read-only (relative to the task file).
+    #[serde(default)]
+    pub sandbox_ro: Vec<PathBuf>,
+    /// Host paths the sandbox shows writable (relative to the task file).
+    #[serde(default)]
+    pub sandbox_rw: Vec<PathBuf>,
     /// Whose rules grade the observations: `patchgrade` (default) or `swebench`.
     pub scoring: Option<String>,
     /// The project's version, as SWE-bench's rows give it: picks the config's
@@ -148,8 +154,9 @@ impl TaskFile {
     ///   except that ids set beside another command (in a lower layer) stay with it;
     /// - the test patch (`test_patch`, `test_patch_file`).
     ///
-    /// The environment is the one field that adds up: `below`'s variables, then this layer's,
-    /// so that this layer's value wins where both set a key.
+    /// The environment adds up: `below`'s variables, then this layer's, so that this layer's
+    /// value wins where both set a key. So do the paths the sandbox shows (`sandbox_ro`,
+    /// `sandbox_rw`): every layer's.
     pub fn over(self, below: TaskFile) -> TaskFile {
         let command_here = self.runner.is_some() || self.test_cmd.is_some();
         let command_below = below.runner.is_some() || below.test_cmd.is_some();
@@ -167,6 +174,10 @@ impl TaskFile {
         };
         let mut env = below.env;
         env.extend(self.env);
+        let mut sandbox_ro = below.sandbox_ro;
+        sandbox_ro.extend(self.sandbox_ro);
+        let mut sandbox_rw = below.sandbox_rw;
+        sandbox_rw.extend(self.sandbox_rw);
         TaskFile {
             instance_id: self.instance_id.or(below.instance_id),
             repo: self.repo.or(below.repo),
@@ -189,6 +200,8 @@ impl TaskFile {
             image: self.image.or(below.image),
             image_workdir: self.image_workdir.or(below.image_workdir),
             network: self.network.or(below.network),
+            sandbox_ro,
+            sandbox_rw,
             scoring: self.scoring.or(below.scoring),
             version: self.version.or(below.version),
             python: self.python.or(below.python),
@@ -218,6 +231,8 @@ impl TaskFile {
         ]
         .into_iter()
         .flatten()
+        .chain(&mut self.sandbox_ro)
+        .chain(&mut self.sandbox_rw)
         {
             if p.is_relative() {
                 *p = dir.join(&*p);

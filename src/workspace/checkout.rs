@@ -80,6 +80,29 @@ impl Source {
 }
 
 impl Source {
+    /// Where the base tree's symbolic links point, those that name an absolute path (a
+    /// `node_modules` kept elsewhere): paths the user's project names on the host.
+    pub fn absolute_link_targets(&self) -> Vec<PathBuf> {
+        let Ok(repo) = Repository::open(&self.repo_dir) else {
+            return Vec::new();
+        };
+        let Ok(tree) = repo.find_tree(self.tree) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
+            if entry.filemode() == i32::from(git2::FileMode::Link)
+                && let Ok(blob) = repo.find_blob(entry.id())
+                && let Ok(target) = std::str::from_utf8(blob.content())
+                && target.starts_with('/')
+            {
+                out.push(PathBuf::from(target));
+            }
+            git2::TreeWalkResult::Ok
+        });
+        out
+    }
+
     /// The base tree's text files whose paths `wanted` accepts (files of 1 MiB and more are
     /// left out: no source a test imports from is that large), read from the object store.
     pub fn text_files(&self, wanted: impl Fn(&str) -> bool) -> Vec<(String, String)> {

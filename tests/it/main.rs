@@ -5,6 +5,7 @@
 mod setup;
 
 mod agent_e2e;
+mod attribution_e2e;
 mod batch_e2e;
 mod check_e2e;
 mod check_env;
@@ -15,6 +16,7 @@ mod derive_e2e;
 mod downstream_e2e;
 mod examples_e2e;
 mod faults_e2e;
+mod host_paths_e2e;
 mod hostile_e2e;
 mod inputs_e2e;
 mod layout;

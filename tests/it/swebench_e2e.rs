@@ -97,8 +97,14 @@ fn patch(f: &Fixture, name: &str, value: &str) -> PathBuf {
 /// Every test run once after the patch (and at base), the runs kept: their `-rA` logs and
 /// JUnit reports.
 fn run_kept(f: &Fixture, patch: &Path, keep: &Path, scoring: &str) -> Value {
+    run_kept_with(f, patch, keep, scoring, &[])
+}
+
+/// [`run_kept`] with more flags.
+fn run_kept_with(f: &Fixture, patch: &Path, keep: &Path, scoring: &str, more: &[&str]) -> Value {
     let run = f.run(
         &CheckArgs::new()
+            .args(more)
             .runner("pytest")
             .test_cmd(RA)
             .patch(patch)
@@ -591,4 +597,144 @@ fn swebench_runs_the_test_patchs_files_whole_with_pytest() {
         "{command}"
     );
     assert!(!command.contains("data.json"), "{command}");
+}
+
+/// A candidate that crashes the test command, and one that makes it hang, each graded beside
+/// SWE-bench's harness: it grades the crash from a log with no test status in it (every test
+/// fails) and writes no report for the hang (its run raises on a timeout). patchgrade, whose
+/// baseline ran, grades both against the patch (the attribution rule), and reports them as
+/// SWE-bench does.
+#[test]
+fn a_crash_and_a_hang_are_graded_as_swebench_grades_them() {
+    let Some(python) = swebench_python() else {
+        return;
+    };
+    let f = project();
+    let crash = f.diff_of(
+        "crash.diff",
+        &[(
+            "calc.py",
+            "import os\nos._exit(1)\n\n\ndef f():\n    return 0\n",
+        )],
+    );
+    let hang = f.diff_of(
+        "hang.diff",
+        &[(
+            "calc.py",
+            "import time\nwhile True:\n    time.sleep(0.1)\n\n\ndef f():\n    return 0\n",
+        )],
+    );
+    const TIMEOUT: u64 = 4;
+    let timeout = format!("{TIMEOUT}s");
+    let mut runs = serde_json::Map::new();
+    for (name, diff, reason) in [("crash", &crash, "crashed"), ("hang", &hang, "timed-out")] {
+        let keep = f.scratch.join(format!("keep-{name}"));
+        let v = run_kept_with(&f, diff, &keep, "swebench", &["--timeout", &timeout]);
+        assert_eq!(v["outcome"], "regression", "{v:#}");
+        assert_eq!(v["aborted"]["reason"], reason, "{v:#}");
+        let mut run = json!({ "test_output": test_output(&keep) });
+        if name == "hang" {
+            run["timed_out"] = json!(TIMEOUT);
+        } else {
+            // Test for test: SWE-bench's grading of the crashed run's log.
+            let rows = f.scratch_file(
+                "crash-rows.json",
+                &rows_json(&[row("c", &IDS[..2], &IDS[2..])]),
+            );
+            let log = f.scratch_file("crash.log", &test_output(&keep));
+            let theirs = &harness(&python, &[Path::new("grade"), &rows, &log], &f.scratch)[0]["c"];
+            assert_eq!(theirs["resolved"], false, "{theirs:#}");
+            let ours: patchgrade::Verdict = serde_json::from_value(v.clone()).expect("verdict");
+            let status = &theirs["tests_status"];
+            for (axis, fail) in [("FAIL_TO_PASS", "not-fixed"), ("PASS_TO_PASS", "broken")] {
+                assert_eq!(
+                    with_effect(&ours, &[fail]),
+                    set(&status[axis]["failure"]),
+                    "{axis}"
+                );
+                assert!(set(&status[axis]["success"]).is_empty(), "{axis}");
+            }
+            assert!(
+                ours.tests
+                    .iter()
+                    .all(|t| t.status == patchgrade::TestStatus::NotRun),
+                "{v:#}"
+            );
+        }
+        runs.insert(format!("calc__{name}"), run);
+    }
+
+    // The run report SWE-bench makes of both, and patchgrade's of the same two predictions.
+    let dataset: Vec<Value> = ["calc__crash", "calc__hang"]
+        .iter()
+        .map(|id| {
+            let mut r = row(id, &IDS[..2], &IDS[2..]);
+            r["base_commit"] = json!("HEAD");
+            r
+        })
+        .collect();
+    let predictions: Vec<Value> = [("calc__crash", &crash), ("calc__hang", &hang)]
+        .iter()
+        .map(|(id, diff)| {
+            json!({
+                "instance_id": id,
+                "model_name_or_path": "org/agent-7",
+                "model_patch": std::fs::read_to_string(diff).expect("patch"),
+            })
+        })
+        .collect();
+    let spec =
+        json!({"run_id": "run1", "dataset": dataset, "predictions": predictions, "runs": runs});
+    let logs = f.scratch.join("swebench");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    let spec = f.scratch_file("spec.json", &spec.to_string());
+    let theirs = harness(&python, &[Path::new("evaluate"), &spec], &logs);
+    assert_eq!(theirs["error_ids"], json!(["calc__hang"]), "{theirs:#}");
+    assert_eq!(
+        theirs["unresolved_ids"],
+        json!(["calc__crash"]),
+        "{theirs:#}"
+    );
+
+    let config = f.scratch_file(
+        "patchgrade.toml",
+        &format!(
+            "[repos.\"{REPO}\"]\npath = \"{}\"\nrunner = \"pytest\"\ntest_cmd = \"{RA}\"\ntimeout = \"{timeout}\"\n",
+            f.repo.display()
+        ),
+    );
+    let dataset = f.scratch_file("dataset.json", &rows_json(&dataset));
+    let predictions = f.scratch_file("predictions.json", &rows_json(&predictions));
+    let graded = f.scratch.join("graded");
+    let os = |s: &Path| s.as_os_str().to_owned();
+    pg(
+        &f,
+        &[
+            "batch".as_ref(),
+            "--tasks".as_ref(),
+            &os(&dataset),
+            "--predictions".as_ref(),
+            &os(&predictions),
+            "--config".as_ref(),
+            &os(&config),
+            "--out".as_ref(),
+            &os(&graded),
+            "--scoring".as_ref(),
+            "swebench".as_ref(),
+            "--no-cache".as_ref(),
+        ],
+    );
+    let ours = pg(
+        &f,
+        &[
+            "report".as_ref(),
+            graded.as_os_str(),
+            "--format".as_ref(),
+            "swebench".as_ref(),
+            "--tasks".as_ref(),
+            &os(&dataset),
+        ],
+    )
+    .json();
+    assert_eq!(ours, theirs);
 }

@@ -10,7 +10,8 @@ way its harness calls it, for the tests that check patchgrade against it.
         current directory, then prints make_run_report's report.
 
 A spec: {"run_id", "dataset": [rows], "predictions": [...], "runs": {instance_id:
-{"test_output": text} or {"apply_output": text}}}; a prediction without a run is not run.
+{"test_output": text}, the same with "timed_out": seconds (the harness's timeout), or
+{"apply_output": text}}}; a prediction without a run is not run.
 """
 
 import contextlib
@@ -70,6 +71,13 @@ def evaluate(spec_json):
         logger.info(f"{APPLY_PATCH_PASS}:\n")
         test_output_path = log_dir / LOG_TEST_OUTPUT
         test_output_path.write_text(run["test_output"])
+        if "timed_out" in run:
+            # run_instance appends this and raises EvaluationError: no report.json.
+            with open(test_output_path, "a") as f:
+                f.write(f"\n\nTimeout error: {run['timed_out']} seconds exceeded.")
+            logger.info(f"Test timed out after {run['timed_out']} seconds.")
+            close_logger(logger)
+            continue
         report = get_eval_report(
             test_spec=spec(rows[instance_id]),
             prediction=pred,

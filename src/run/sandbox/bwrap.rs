@@ -78,28 +78,110 @@ pub(super) fn available() -> Result<(), String> {
 /// hidden: a temporary directory itself, a directory holding a hidden one, or one inside a
 /// hidden directory that is not a temporary one (a run, the cache, the pool).
 pub(super) fn path_tools(path: &std::ffi::OsStr, hidden: &[PathBuf]) -> Vec<PathBuf> {
-    let private = [
-        PathBuf::from("/tmp"),
-        PathBuf::from("/var/tmp"),
-        std::env::temp_dir(),
-    ];
     let mut found: Vec<PathBuf> = Vec::new();
     for entry in std::env::split_paths(path) {
-        let bin = entry.file_name().is_some_and(|n| n == "bin" || n == ".bin");
-        let dir = match entry.parent() {
-            Some(parent) if bin => parent.to_path_buf(),
-            _ => entry.clone(),
-        };
-        let covered = private.iter().any(|p| dir.starts_with(p));
-        let shows_hidden = private.contains(&dir)
-            || hidden
-                .iter()
-                .any(|h| h.starts_with(&dir) || (dir.starts_with(h) && !private.contains(h)));
-        if dir.is_absolute() && covered && !shows_hidden && !found.contains(&dir) {
+        if let Some(dir) = bring_back(with_its_tree(entry), hidden)
+            && !found.contains(&dir)
+        {
             found.push(dir);
         }
     }
     found
+}
+
+/// The private temporary directories, covered by an empty tmpfs each.
+fn private() -> [PathBuf; 3] {
+    [
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        std::env::temp_dir(),
+    ]
+}
+
+/// A `bin` or `.bin` directory stands for its parent (a virtualenv, a `node_modules`).
+fn with_its_tree(dir: PathBuf) -> PathBuf {
+    let bin = dir.file_name().is_some_and(|n| n == "bin" || n == ".bin");
+    match dir.parent() {
+        Some(parent) if bin => parent.to_path_buf(),
+        _ => dir,
+    }
+}
+
+/// `path` if the private temporary directories cover it and bringing it back read-only shows
+/// nothing hidden: not a temporary directory itself, nor a directory holding a hidden one,
+/// nor one inside a hidden directory that is not a temporary one.
+fn bring_back(path: PathBuf, hidden: &[PathBuf]) -> Option<PathBuf> {
+    let private = private();
+    let covered = private.iter().any(|p| path.starts_with(p));
+    let shows_hidden = private.contains(&path)
+        || hidden
+            .iter()
+            .any(|h| h.starts_with(&path) || (path.starts_with(h) && !private.contains(h)));
+    (path.is_absolute() && covered && !shows_hidden).then_some(path)
+}
+
+/// Of the host paths the user named, what to bring back read-only: for each that exists (and
+/// where it leads, if it is a link), the directory it is (or its file's), widened to the tree
+/// of a `bin` directory; the file alone where that directory is a temporary one itself (a
+/// script in `/tmp`). Only what the private temporary directories would cover, and never
+/// what shows a hidden directory ([`bring_back`]).
+pub(super) fn named_paths(named: &[PathBuf], hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let private = private();
+    let mut found: Vec<PathBuf> = Vec::new();
+    for path in named {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        let mut each = vec![path.clone()];
+        if meta.file_type().is_symlink()
+            && let Ok(target) = std::fs::canonicalize(path)
+        {
+            each.push(target);
+        }
+        for p in each {
+            let dir = if p.is_dir() {
+                p.clone()
+            } else {
+                p.parent().map_or_else(|| p.clone(), Path::to_path_buf)
+            };
+            let wanted = if private.contains(&dir) {
+                p
+            } else {
+                with_its_tree(dir)
+            };
+            if let Some(shown) = bring_back(wanted, hidden)
+                && !found.iter().any(|f| shown.starts_with(f))
+            {
+                found.push(shown);
+            }
+        }
+    }
+    found
+}
+
+/// Of these paths (named in a failed command's output), those the host has but the commands
+/// cannot see here: under a private temporary directory or a hidden one, and not brought
+/// back (the side's own directories, what was shown read-only or by the user).
+pub(super) fn hidden_paths(paths: &Paths, named: &[PathBuf]) -> Vec<PathBuf> {
+    let private = private();
+    let seen = [&paths.workdir, &paths.out, &paths.scripts]
+        .into_iter()
+        .chain(&paths.readonly)
+        .chain(paths.shown.iter().map(|(p, _)| p));
+    let seen: Vec<&PathBuf> = seen.collect();
+    named
+        .iter()
+        .filter(|p| {
+            let covered = private
+                .iter()
+                .chain(&paths.hidden)
+                .any(|h| p.starts_with(h));
+            covered
+                && !seen.iter().any(|s| p.starts_with(s))
+                && std::fs::symlink_metadata(p).is_ok()
+        })
+        .cloned()
+        .collect()
 }
 
 /// The command line running `sh script` in the checkout, confined.
@@ -110,13 +192,24 @@ pub(super) fn argv(paths: &Paths, script: &Path, network: bool) -> Vec<OsString>
         // Its own loopback only: a fixed port is free in every run.
         argv.push("--unshare-net".into());
     }
+    // What the user asked to show, before the hidden directories are covered: patchgrade's
+    // own stay hidden even under a path the user shows (`--sandbox-rw /tmp`).
+    for (path, writable) in &paths.shown {
+        let bind = if *writable { "--bind" } else { "--ro-bind" };
+        argv.extend([bind.into(), path.into(), path.into()]);
+    }
+    let under_shown = |p: &Path| paths.shown.iter().any(|(s, _)| p.starts_with(s));
     // Hidden: an empty tmpfs over each, parents first, before the binds that bring back
     // this run's own directories.
     let mut hidden: Vec<&PathBuf> = paths
         .hidden
         .iter()
-        // Under the private /tmp already; and `/` is never covered whole.
-        .filter(|p| !p.starts_with("/tmp") && !p.starts_with("/var/tmp") && p.parent().is_some())
+        // Under the private /tmp already, unless the user showed a path holding it; and `/`
+        // is never covered whole.
+        .filter(|p| {
+            (under_shown(p) || (!p.starts_with("/tmp") && !p.starts_with("/var/tmp")))
+                && p.parent().is_some()
+        })
         .collect();
     hidden.sort_by_key(|p| p.components().count());
     hidden.dedup();
@@ -153,6 +246,8 @@ mod tests {
                 "/pool".into(),
                 "/pool/abc".into(),
             ],
+            named: Vec::new(),
+            shown: Vec::new(),
         }
     }
 

@@ -205,8 +205,11 @@ impl Container {
             .args(["--user", &format!("{uid}:{gid}")])
             .args(["--mount", &mount(&paths.workdir, &image.workdir, false)?])
             .args(["--mount", &mount(&paths.out, Path::new(OUT), false)?])
-            .args(["--mount", &mount(&paths.scripts, Path::new(SCRIPTS), true)?])
-            .arg("--workdir")
+            .args(["--mount", &mount(&paths.scripts, Path::new(SCRIPTS), true)?]);
+        for (path, writable) in &paths.shown {
+            c.args(["--mount", &mount(path, path, !writable)?]);
+        }
+        c.arg("--workdir")
             .arg(&image.workdir)
             // Not `--init`: between commands every process but the first is killed, and an
             // init's only child is what keeps it alive.

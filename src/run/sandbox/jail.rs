@@ -26,6 +26,14 @@ pub struct Paths {
     /// Directories a command must not see (the cache, the pool, other runs, the temporary
     /// directory): each is covered by an empty one, the side's own directories brought back.
     pub hidden: Vec<PathBuf>,
+    /// Host paths the user named (in the commands, `--python`, `--env`, the base tree's
+    /// links): in bwrap, those its private temporary directories would cover come back
+    /// read-only, as the tools on `PATH` do.
+    pub named: Vec<PathBuf>,
+    /// Host paths the user asked to show (`--sandbox-ro`, `--sandbox-rw`), each writable or
+    /// not: in bwrap and in a container, at the same path. patchgrade's own hidden
+    /// directories stay hidden under them.
+    pub shown: Vec<(PathBuf, bool)>,
 }
 
 /// One command, ready for [`process::run`](crate::run::process::run).
@@ -79,6 +87,8 @@ impl Jail {
             paths
                 .readonly
                 .extend(bwrap::path_tools(&path, &paths.hidden));
+            let named = bwrap::named_paths(&paths.named, &paths.hidden);
+            paths.readonly.extend(named);
         }
         // Only what exists can be covered, or brought back.
         paths.hidden.retain(|p| p.is_dir());
@@ -165,6 +175,26 @@ impl Jail {
             Inside::Container(_, c) if !self.network => c.disconnect().await,
             _ => Ok(()),
         }
+    }
+
+    /// What a failed command's output names that exists on the host but that this sandbox
+    /// hides, with why and how to show it; empty when nothing is hidden (as on the host).
+    pub fn hidden_hint(&self, output: &str) -> String {
+        let Inside::Bwrap = self.inside else {
+            return String::new();
+        };
+        let hidden = bwrap::hidden_paths(&self.paths, &super::named_in([output]));
+        if hidden.is_empty() {
+            return String::new();
+        }
+        let names: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "\n(the bwrap sandbox hides {}, which the host has: the commands get a private \
+             /tmp and do not see patchgrade's own directories, so that code under test cannot \
+             reach other runs or your files there; show a path with --sandbox-ro PATH or \
+             --sandbox-rw PATH, or run with --sandbox none)",
+            names.join(", ")
+        )
     }
 
     /// After a command that did not end by itself (timed out, or its client was killed):

@@ -214,3 +214,58 @@ impl Sandbox {
         bwrap::available().err()
     }
 }
+
+/// The absolute paths these texts name literally (a command, an `--env` value, a command's
+/// output): each word that starts with `/`, words ending at spaces, quotes, shell operators,
+/// `=` and `:` (`PYTHONPATH=/a:/b` names both). Trailing punctuation of prose (`/x/y:` in
+/// `sh: 1: /x/y: not found`, `/x/y.`) is not part of the path.
+pub fn named_in<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
+    const SEPARATORS: &[char] = &[
+        ' ', '\t', '\n', '\r', '"', '\'', '`', ';', '|', '&', '(', ')', '<', '>', '=', ':', ',',
+        '[', ']', '{', '}',
+    ];
+    let mut found: Vec<PathBuf> = Vec::new();
+    for text in texts {
+        for word in text.split(SEPARATORS) {
+            let word = word.trim_end_matches(['.', '!', '?']);
+            if word.starts_with('/') && word.len() > 1 {
+                let path = PathBuf::from(word);
+                if !found.contains(&path) {
+                    found.push(path);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_in;
+    use std::path::PathBuf;
+
+    #[test]
+    fn paths_are_found_in_commands_values_and_messages() {
+        let found = named_in([
+            "/tmp/venv/bin/python -m pytest --rootdir={workdir} '/tmp/a b' {junit}",
+            "PYTHONPATH=/tmp/x:/tmp/y:rel",
+            "sh: 1: /tmp/run.sh: not found",
+            "ls: cannot access '/tmp/z': No such file or directory.",
+            "ln -s /tmp/deps/node_modules node_modules && echo /",
+            "/tmp/x",
+        ]);
+        let want: Vec<PathBuf> = [
+            "/tmp/venv/bin/python",
+            "/tmp/a",
+            "/tmp/x",
+            "/tmp/y",
+            "/tmp/run.sh",
+            "/tmp/z",
+            "/tmp/deps/node_modules",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(found, want);
+    }
+}
