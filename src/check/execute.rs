@@ -9,7 +9,7 @@ use crate::observe::junit::JunitError;
 use crate::observe::{Evidence, NotRunReason, Report, Requested, TestStatus};
 use crate::run::TestCommand;
 use crate::run::command::{with_workdir, with_workdir_raw};
-use crate::run::preset::{SUPPORT_DIR_VAR, rejected_ids};
+use crate::run::preset::{Fetch, SUPPORT_DIR_VAR, rejected_ids};
 use crate::run::sandbox::Paths;
 use crate::run::{Jail, Termination, process};
 use crate::util::time::ms;
@@ -33,6 +33,12 @@ impl Check {
     ) -> Execution {
         let workdir = prepared.workdir.clone();
         let started = Instant::now();
+        let fetch = job.command.fetch();
+        for dir in fetch.iter().flat_map(|f| &f.caches) {
+            // Only a directory that exists can be shown, to the download step and then
+            // read-only to the tests; one that cannot be made fails that step.
+            let _ = std::fs::create_dir_all(dir);
+        }
         let mut info = RunInfo {
             dir: keep.then(|| dir.to_path_buf()),
             seeded: prepared.seeded.as_ref().is_some_and(|s| s.planted),
@@ -51,7 +57,13 @@ impl Check {
                 .into_iter()
                 .collect(),
             hidden: hidden.to_vec(),
-            named: plan.host_paths.clone(),
+            // The tests read what the download step wrote.
+            named: plan
+                .host_paths
+                .iter()
+                .cloned()
+                .chain(fetch.iter().flat_map(|f| f.caches.clone()))
+                .collect(),
             shown: plan.shown.clone(),
         };
         // With `--setup-once`, a pool slot that ran this setup on this base keeps its output.
@@ -65,7 +77,8 @@ impl Check {
             .as_ref()
             .is_some_and(|(lease, key)| lease.setup_done(key));
         let setup = self.setup_cmd.as_ref().filter(|_| !info.setup_reused);
-        let jail = match Jail::open(&plan.sandbox, paths, self.network, setup.is_some()).await {
+        let online = setup.is_some() || fetch.is_some();
+        let jail = match Jail::open(&plan.sandbox, paths, self.network, online).await {
             Ok(jail) => jail,
             Err(e) => {
                 info.duration_ms = ms(started.elapsed());
@@ -102,9 +115,12 @@ impl Check {
             jail: &jail,
         };
         let evidence = async {
+            if let Some(fetch) = &fetch {
+                runner.fetch(fetch).await?;
+            }
             if let Some(setup) = setup {
                 let script = self.with_python(with_workdir(setup, &jail.workdir()));
-                let setup = runner.spec(script, "setup", true);
+                let setup = runner.spec(script, "setup", true, &[]);
                 match runner.run(&setup).await {
                     Ok(f) if f.termination == Termination::Exited(0) => {}
                     Ok(f) => {
@@ -120,14 +136,14 @@ impl Check {
                         ));
                     }
                 }
-                if let Err(e) = jail.end_setup().await {
-                    let why = format!("the network could not be taken away after setup: {e}");
-                    return Err(Failure::new(ErrorCause::SandboxFailed, why));
-                }
                 // Not recorded, the next use runs it again: a slot it cannot be noted in.
                 if let Some((lease, key)) = &once {
                     let _ = lease.setup_ran(key);
                 }
+            }
+            if online && let Err(e) = jail.end_setup().await {
+                let why = format!("the network could not be taken away after setup: {e}");
+                return Err(Failure::new(ErrorCause::SandboxFailed, why));
             }
             let syntax = job.command.ids();
             let requested = job.requested;
@@ -265,9 +281,16 @@ impl Attempt {
 }
 
 impl Attempts<'_> {
-    /// A command of this side: `network` for the setup command, which may always have it.
-    fn spec(&self, script: String, log: &str, network: bool) -> process::Spec {
-        let launch = self.jail.launch(log, self.env.clone(), network);
+    /// A command of this side: `network` for the setup command, which may always have it;
+    /// `writable`: host directories it alone may write (a download step's cache).
+    fn spec(
+        &self,
+        script: String,
+        log: &str,
+        network: bool,
+        writable: &[PathBuf],
+    ) -> process::Spec {
+        let launch = self.jail.launch(log, self.env.clone(), network, writable);
         process::Spec {
             script,
             script_file: launch.script_file,
@@ -279,6 +302,30 @@ impl Attempts<'_> {
             stdout: self.dir.join(format!("{log}.stdout.log")),
             stderr: self.dir.join(format!("{log}.stderr.log")),
             hold_open: self.hold,
+        }
+    }
+
+    /// The preset's download step, with the network and its cache writable: its failure is
+    /// the setup's (the candidate's, when its manifest names what cannot be had).
+    async fn fetch(&self, fetch: &Fetch) -> Result<(), Failure> {
+        let script = with_workdir(fetch.script, &self.jail.workdir());
+        let spec = self.spec(self.check.with_python(script), "fetch", true, &fetch.caches);
+        match self.run(&spec).await {
+            Ok(f) if f.termination == Termination::Exited(0) => Ok(()),
+            Ok(f) => Err(Failure::new(
+                ErrorCause::SetupFailed,
+                explain(
+                    &format!("the dependency download (`{}`)", fetch.script),
+                    f.termination,
+                    self.check.timeout,
+                    "",
+                    &spec,
+                ),
+            )),
+            Err(e) => Err(Failure::new(
+                ErrorCause::CommandFailedToStart,
+                format!("the dependency download could not start: {e}"),
+            )),
         }
     }
 
@@ -315,7 +362,7 @@ impl Attempts<'_> {
             &seen,
             &self.jail.workdir(),
         ));
-        let spec = self.spec(script.clone(), &format!("test{suffix}"), false);
+        let spec = self.spec(script.clone(), &format!("test{suffix}"), false, &[]);
         info.attempts += 1;
         if n == 0 {
             info.command = Some(script);

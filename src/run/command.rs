@@ -135,6 +135,12 @@ impl TestCommand {
     pub fn support_files(&self) -> &'static [(&'static str, &'static str)] {
         self.preset.map(Preset::support_files).unwrap_or_default()
     }
+
+    /// The preset's download step ([`Preset::fetch`]), whatever the command: a custom one
+    /// runs the same runner.
+    pub fn fetch(&self) -> Option<super::preset::Fetch> {
+        self.preset.and_then(Preset::fetch)
+    }
 }
 
 /// A test command template that has been checked to contain `{junit}`.

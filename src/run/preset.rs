@@ -6,7 +6,7 @@ use crate::util::list::dedup;
 use crate::util::names::Named;
 use crate::workspace::BuildDir;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 /// A known test runner: its command template, its id syntax and how ids become arguments.
@@ -101,6 +101,41 @@ const NEXTEST: &str = "CARGO_TARGET_DIR=\"$PWD/target\"; export CARGO_TARGET_DIR
 const GO: &str = "GOCACHE=\"$PWD/.git/patchgrade/go-build\"; export GOCACHE; gotestsum --junitfile {junit} -- -count=1 {tests} ./...";
 
 /// cargo's build output, the crate's own artefacts judged fresh by file times.
+/// A preset's download step ([`Preset::fetch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetch {
+    /// The script, run at the checkout (`{workdir}` is filled in).
+    pub script: &'static str,
+    /// The host directories it downloads into: writable to it alone, read-only to the tests.
+    pub caches: Vec<PathBuf>,
+}
+
+/// cargo's home (`CARGO_HOME`, else `~/.cargo`): the registry it downloads into, and the
+/// package cache lock and usage database beside it.
+fn cargo_home() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home().join(".cargo"))
+}
+
+/// Go's module cache (`GOMODCACHE`, else the first `GOPATH` entry's `pkg/mod`, else
+/// `~/go/pkg/mod`).
+fn go_mod_cache() -> PathBuf {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("GOMODCACHE") {
+        return PathBuf::from(dir);
+    }
+    let gopath = var("GOPATH")
+        .and_then(|p| std::env::split_paths(&p).next())
+        .unwrap_or_else(|| home().join("go"));
+    gopath.join("pkg/mod")
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+}
+
 const CARGO_TARGET: &[BuildDir] = &[BuildDir {
     path: "target",
     by_mtime: true,
@@ -255,6 +290,39 @@ impl Preset {
             Preset::Django | Preset::Sympy => {
                 "python -c 'import sys; print(sys.executable, sys.version)'"
             }
+        }
+    }
+
+    /// The step that downloads what the preset's runner would otherwise download on first
+    /// use, in the tests, which have no network. It runs before the setup command, with the
+    /// network, and runs none of the project's code: `cargo fetch` runs no build script (and
+    /// runs outside the checkout, so its `.cargo/config.toml` is not read), `go mod
+    /// download` compiles nothing. `None` where the dependencies come from the setup command
+    /// (`npm ci`, `pip install`) or the machine (Python, CMake, PHPUnit); Maven and Gradle
+    /// resolve on first use too, and have no such step yet (their offline-resolve goals need
+    /// plugins of their own, from their repositories).
+    pub fn fetch(self) -> Option<Fetch> {
+        match self {
+            Preset::Nextest => Some(Fetch {
+                script: "cd / && cargo fetch --manifest-path {workdir}/Cargo.toml",
+                caches: vec![cargo_home()],
+            }),
+            Preset::Go => Some(Fetch {
+                script: "[ ! -f go.mod ] || go mod download",
+                caches: vec![go_mod_cache()],
+            }),
+            Preset::Pytest
+            | Preset::Unittest
+            | Preset::Jest
+            | Preset::Vitest
+            | Preset::Mocha
+            | Preset::Node
+            | Preset::Ctest
+            | Preset::Phpunit
+            | Preset::Maven
+            | Preset::Gradle
+            | Preset::Django
+            | Preset::Sympy => None,
         }
     }
 

@@ -16,6 +16,7 @@ mod derive_e2e;
 mod downstream_e2e;
 mod examples_e2e;
 mod faults_e2e;
+mod fetch_e2e;
 mod host_paths_e2e;
 mod hostile_e2e;
 mod inputs_e2e;

@@ -184,8 +184,15 @@ pub(super) fn hidden_paths(paths: &Paths, named: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The command line running `sh script` in the checkout, confined.
-pub(super) fn argv(paths: &Paths, script: &Path, network: bool) -> Vec<OsString> {
+/// The command line running `sh script` in the checkout, confined; `writable`: host
+/// directories this command alone may write (a preset's dependency cache, for its download
+/// step).
+pub(super) fn argv(
+    paths: &Paths,
+    script: &Path,
+    network: bool,
+    writable: &[PathBuf],
+) -> Vec<OsString> {
     let mut argv: Vec<OsString> = vec!["bwrap".into()];
     argv.extend(BASE.iter().map(OsString::from));
     if !network {
@@ -224,6 +231,9 @@ pub(super) fn argv(paths: &Paths, script: &Path, network: bool) -> Vec<OsString>
     argv.extend(["--bind".into(), (&paths.out).into(), (&paths.out).into()]);
     argv.extend(["--ro-bind".into(), paths.scripts.clone().into()]);
     argv.push(paths.scripts.clone().into());
+    for dir in writable {
+        argv.extend(["--bind".into(), dir.into(), dir.into()]);
+    }
     argv.extend(["--chdir".into(), workdir_inside(paths).into()]);
     argv.extend(["--".into(), "sh".into()]);
     argv.push(script.into());
@@ -276,7 +286,7 @@ mod tests {
     #[test]
     fn hidden_dirs_come_before_the_binds_that_bring_this_run_back() {
         let p = paths();
-        let argv = words(&argv(&p, Path::new("/s/test.sh"), false));
+        let argv = words(&argv(&p, Path::new("/s/test.sh"), false, &[]));
         let at = |w: &[&str]| {
             argv.windows(w.len())
                 .position(|x| x == w)
@@ -296,7 +306,7 @@ mod tests {
         assert!(!argv.iter().any(|a| a == "/tmp/patchgrade-x"));
         assert!(argv.contains(&"--unshare-net".to_string()));
         assert_eq!(&argv[argv.len() - 3..], ["--", "sh", "/s/test.sh"]);
-        let open = words(&super::argv(&p, Path::new("/s/t.sh"), true));
+        let open = words(&super::argv(&p, Path::new("/s/t.sh"), true, &[]));
         assert!(!open.contains(&"--unshare-net".to_string()));
     }
 

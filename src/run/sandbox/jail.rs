@@ -140,12 +140,15 @@ impl Jail {
     }
 
     /// How to run a script, written to the scripts directory as `name.sh`, with the network
-    /// if `network` (the setup command) or if the tests may have it.
+    /// if `network` (the setup command) or if the tests may have it; `writable`: host
+    /// directories it alone may write besides the checkout (a preset's dependency cache, for
+    /// its download step; a container has its own).
     pub fn launch(
         &self,
         name: &str,
         env: (Vec<(String, String)>, Vec<String>),
         network: bool,
+        writable: &[PathBuf],
     ) -> Launch {
         let file = self.paths.scripts.join(format!("{name}.sh"));
         let network = network || self.network;
@@ -157,7 +160,7 @@ impl Jail {
                 (argv, (Vec::new(), Vec::new()))
             }
             Inside::Bwrap => {
-                let argv = bwrap::argv(&self.paths, &file, network);
+                let argv = bwrap::argv(&self.paths, &file, network, writable);
                 (argv, env)
             }
             Inside::Host => (vec!["sh".into(), file.clone().into()], env),
