@@ -121,12 +121,15 @@ impl TestCommand {
 
     /// The `{tests}` arguments for these ids: each in its run form, once, selected the
     /// preset's way (with the test files to run whole, see [`Preset::select`]) or
-    /// shell-quoted for a custom command.
+    /// shell-quoted for a custom command. A custom command taking pytest's ids (SWE-bench's
+    /// `pytest -rA`, say) is given the files to run whole as pytest's preset is: they are
+    /// pytest arguments too, and a downstream test file found is run, not dropped.
     pub fn select(&self, ids: &[String], workdir: &Path, files: &[String]) -> String {
         let forms = dedup(ids.iter().map(|id| self.ids.run_form(id)));
-        match self.preset {
-            Some(preset) => preset.select(&forms, workdir, files),
-            None => shell_words::join(&forms),
+        match (self.preset, self.ids) {
+            (Some(preset), _) => preset.select(&forms, workdir, files),
+            (None, IdSyntax::Pytest) => Preset::Pytest.select(&forms, workdir, files),
+            (None, _) => shell_words::join(&forms),
         }
     }
 

@@ -314,3 +314,126 @@ fn report_and_compare_count_downstream_breakage_per_outcome() {
         compare.stdout
     );
 }
+
+/// SWE-bench's `pydicom__pydicom-1413` in shape (`fixtures/projects/pydicom-2.2.0`): a task
+/// file as SWE-bench's dataset writes a row, its pytest command, and a Python without
+/// coverage.py. A candidate that tidies up `pydicom/util/codify.py` breaks
+/// `test_util.py::TestCodify::test_code_imports`, which no listed test covers: found by
+/// imports, run, and reported broken; the outcome stays the lists' (`no-op`) unless it is
+/// counted as P2P (`regression`). The real fix breaks nothing downstream.
+#[test]
+fn a_swebench_task_runs_the_dependent_tests_its_imports_find() {
+    let Some(projects) = std::env::var_os("PATCHGRADE_PROJECTS").map(std::path::PathBuf::from)
+    else {
+        skip("pydicom's source is not here (scripts/projects-env)");
+        return;
+    };
+    require_pytest();
+    let here = root().join("fixtures/projects/pydicom-2.2.0");
+    let f = Fixture::empty();
+    copy_dir(&projects.join("pydicom-2.2.0"), &f.repo);
+    git(&f.repo, &["init", "--quiet"]);
+    git(&f.repo, &["add", "--all"]);
+    git(&f.repo, &["commit", "--quiet", "-m", "pydicom 2.2.0"]);
+    git(
+        &f.repo,
+        &["apply", here.join("unfix.patch").to_str().unwrap()],
+    );
+    git(
+        &f.repo,
+        &["commit", "--quiet", "-am", "base: before the fix"],
+    );
+    // The fix: 2.2.0's own code, the reverse of the base's change to dataelem.py.
+    let unfix = std::fs::read_to_string(here.join("unfix.patch")).unwrap();
+    let dataelem = unfix
+        .split("diff --git")
+        .find(|d| d.contains("pydicom/dataelem.py"))
+        .map(|d| format!("diff --git{d}"))
+        .unwrap();
+    let reversed = f.scratch_file("unfix-dataelem.patch", &dataelem);
+    git(&f.repo, &["apply", "-R", reversed.to_str().unwrap()]);
+    let out = std::process::Command::new("git")
+        .args(["diff"])
+        .current_dir(&f.repo)
+        .output()
+        .unwrap();
+    git(&f.repo, &["checkout", "--quiet", "."]);
+    let gold = f.scratch_file("gold.diff", &String::from_utf8_lossy(&out.stdout));
+
+    let valuerep = "pydicom/tests/test_valuerep.py";
+    let f2p: Vec<String> = [
+        "OD-bytes-vm017-vmN17-DoubleFloatPixelData",
+        "OL-bytes-vm019-vmN19-TrackPointIndexList",
+        "OV-bytes-vm020-vmN20-SelectorOVValue",
+    ]
+    .iter()
+    .map(|p| format!("{valuerep}::test_assigning_bytes[{p}]"))
+    .collect();
+    let p2p: Vec<String> = [
+        "OB-bytes-vm016-vmN16-FillPattern",
+        "OF-bytes-vm018-vmN18-UValueData",
+        "OW-bytes-vm021-vmN21-TrianglePointIndexList",
+        "UN-bytes-vm033-vmN33-SelectorUNValue",
+    ]
+    .iter()
+    .map(|p| format!("{valuerep}::test_assigning_bytes[{p}]"))
+    .collect();
+    let row = serde_json::json!({
+        "instance_id": "pydicom__pydicom-1413",
+        "repo": "pydicom/pydicom",
+        "version": "2.2",
+        "base_commit": "HEAD",
+        "FAIL_TO_PASS": serde_json::to_string(&f2p).unwrap(),
+        "PASS_TO_PASS": serde_json::to_string(&p2p).unwrap(),
+        "test_patch": std::fs::read_to_string(here.join("test.patch")).unwrap(),
+        // SWE-bench's command for pydicom, writing JUnit as well.
+        "test_cmd": "pytest -rA --junitxml={junit} {tests}",
+    });
+    let task = f.scratch_file("pydicom__pydicom-1413.json", &row.to_string());
+    // A coverage.py that is not there: the imports are read instead.
+    std::fs::create_dir_all(f.scratch.join("nocov/coverage")).unwrap();
+    f.scratch_file(
+        "nocov/coverage/__init__.py",
+        "raise ImportError(\"No module named coverage\")\n",
+    );
+    let nocov = format!("PYTHONPATH={}", f.scratch.join("nocov").display());
+    let before = f.snapshot();
+    let grade = |patch: &std::path::Path, more: &[&str]| {
+        let args = CheckArgs::new()
+            .json()
+            .task(&task)
+            .patch(patch)
+            .flag("--downstream", "auto")
+            .flag("--env", &nocov)
+            .arg("--no-cache")
+            .args(more);
+        f.run(&args).json()
+    };
+    let breaks = here.join("break-codify.patch");
+    let v = grade(&breaks, &[]);
+    assert_eq!(v["outcome"], "no-op", "{v:#}");
+    let d = &v["downstream"];
+    assert_eq!(d["method"], "imports", "{d:#}");
+    assert!(
+        d["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("coverage at base could not be built")),
+        "{d:#}"
+    );
+    assert!(d["run"].as_u64().unwrap_or(0) > 1, "{d:#}");
+    assert_eq!(
+        broken(&v),
+        ["pydicom/tests/test_util.py::TestCodify::test_code_imports"]
+    );
+    let counted = grade(&breaks, &["--downstream-counts-as-p2p"]);
+    assert_eq!(counted["outcome"], "regression", "{counted:#}");
+
+    let fixed = grade(&gold, &[]);
+    assert_eq!(fixed["outcome"], "resolved", "{fixed:#}");
+    assert!(
+        fixed["downstream"]["run"].as_u64().unwrap_or(0) > 1,
+        "{fixed:#}"
+    );
+    assert!(broken(&fixed).is_empty(), "{fixed:#}");
+    f.assert_untouched(&before);
+}
