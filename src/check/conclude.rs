@@ -40,7 +40,7 @@ impl Check {
                 }),
                 None,
             ),
-            BaselineSide::Ran { run, store, .. } => (Some(run), store),
+            BaselineSide::Ran { run, store, .. } => (Some(*run), store),
         };
         let (cand_run, applied) = match raced.candidate {
             CandidateSide::Ran(ran) => (ran.1, ran.0),
@@ -90,14 +90,18 @@ impl Check {
             },
         };
         let workdir = &prepared.workdir;
-        self.judge(
+        let judging = Instant::now();
+        let mut verdict = self.judge(
             plan,
             draft,
             &cand_evidence,
             base_evidence.as_ref(),
             workdir,
             started,
-        )
+        );
+        verdict.timings.judge_ms = ms(judging.elapsed());
+        log::info!("judged in {} ms", verdict.timings.judge_ms);
+        verdict
     }
 
     /// How the candidate went on, and what its checkout lacks, into the draft; the checkout

@@ -42,6 +42,7 @@ impl Check {
         let mut info = RunInfo {
             dir: keep.then(|| dir.to_path_buf()),
             seeded: prepared.seeded.as_ref().is_some_and(|s| s.planted),
+            steps: prepared.steps,
             ..RunInfo::default()
         };
         let paths = Paths {
@@ -78,7 +79,10 @@ impl Check {
             .is_some_and(|(lease, key)| lease.setup_done(key));
         let setup = self.setup_cmd.as_ref().filter(|_| !info.setup_reused);
         let online = setup.is_some() || fetch.is_some();
-        let jail = match Jail::open(&plan.sandbox, paths, self.network, online).await {
+        let opening = Instant::now();
+        let opened = Jail::open(&plan.sandbox, paths, self.network, online).await;
+        info.steps.sandbox_ms = ms(opening.elapsed());
+        let jail = match opened {
             Ok(jail) => jail,
             Err(e) => {
                 info.duration_ms = ms(started.elapsed());
@@ -116,12 +120,18 @@ impl Check {
         };
         let evidence = async {
             if let Some(fetch) = &fetch {
-                runner.fetch(fetch).await?;
+                let fetching = Instant::now();
+                let fetched = runner.fetch(fetch).await;
+                info.steps.fetch_ms = ms(fetching.elapsed());
+                fetched?;
             }
             if let Some(setup) = setup {
                 let script = self.with_python(with_workdir(setup, &jail.workdir()));
                 let setup = runner.spec(script, "setup", true, &[]);
-                match runner.run(&setup).await {
+                let setting_up = Instant::now();
+                let ran = runner.run(&setup).await;
+                info.steps.setup_ms = ms(setting_up.elapsed());
+                match ran {
                     Ok(f) if f.termination == Termination::Exited(0) => {}
                     Ok(f) => {
                         return Err(Failure::new(
@@ -202,6 +212,12 @@ impl Check {
             failure
         });
         info.duration_ms = ms(started.elapsed());
+        log::info!(
+            "{} run: {} (setup and tests {} ms)",
+            dir.file_name().unwrap_or_default().to_string_lossy(),
+            info.steps.describe(),
+            info.duration_ms
+        );
         Execution { info, evidence }
     }
 
@@ -367,7 +383,10 @@ impl Attempts<'_> {
         if n == 0 {
             info.command = Some(script);
         }
-        let finished = self.run(&spec).await.map_err(|e| {
+        let running = Instant::now();
+        let finished = self.run(&spec).await;
+        info.steps.command_ms += ms(running.elapsed());
+        let finished = finished.map_err(|e| {
             Failure::new(
                 ErrorCause::CommandFailedToStart,
                 format!("test command could not start: {e}"),
@@ -379,9 +398,11 @@ impl Attempts<'_> {
         if finished.termination == Termination::TimedOut {
             // What a runner that writes as it goes (a report per class or file) reported
             // before it was killed still stands.
+            let reading = Instant::now();
             let partial = Report::read_output(&junit, command.junit_is_dir())
                 .ok()
                 .filter(|r| !r.cases.is_empty());
+            info.steps.report_ms += ms(reading.elapsed());
             if partial.is_some() && info.dir.is_some() {
                 info.reports.push(junit);
             }
@@ -399,7 +420,10 @@ impl Attempts<'_> {
                 )
             });
         }
-        let report = Report::read_output(&junit, command.junit_is_dir()).map_err(|e| match e {
+        let reading = Instant::now();
+        let report = Report::read_output(&junit, command.junit_is_dir());
+        info.steps.report_ms += ms(reading.elapsed());
+        let report = report.map_err(|e| match e {
             JunitError::Missing(_) | JunitError::EmptyDir(_) => Failure::new(
                 ErrorCause::NoReport,
                 explain(

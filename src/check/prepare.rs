@@ -3,7 +3,8 @@
 
 use super::Error;
 use super::seeding::{Seeded, Seeding};
-use crate::judge::verdict::ErrorCause;
+use crate::judge::verdict::{ErrorCause, Steps};
+use crate::util::time::ms;
 use crate::workspace::pool::Lease;
 use crate::workspace::protect::{has_runner_sections, runner_section};
 use crate::workspace::{
@@ -12,6 +13,7 @@ use crate::workspace::{
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The candidate checkout, prepared. A candidate that does not apply is an outcome
 /// (`patch-failed`), not a failure to prepare.
@@ -87,11 +89,13 @@ pub(super) fn prepare_candidate(
     if protection.action == OnProtectedEdit::Reject && !protected.is_empty() {
         return Ok(refuse(&protected));
     }
-    let (checkout, prepared) = create_checkout(source, site)?;
+    let (checkout, mut prepared) = create_checkout(source, site)?;
+    let started = Instant::now();
     let applied = match checkout.apply(candidate, if strict { Fit::Exact } else { Fit::Fuzz }) {
         Ok(applied) => applied,
         Err(failure) => return Ok(Candidate::Rejected(failure)),
     };
+    prepared.steps.apply_ms = ms(started.elapsed());
     // Runner sections are judged on the text before and after, so only once it applied.
     let sections = runner_sections(&checkout, candidate);
     if protection.action == OnProtectedEdit::Reject && !sections.is_empty() {
@@ -119,11 +123,13 @@ pub(super) fn prepare_candidate(
         })));
     };
     // The hidden tests win: test files go back to base whole, code files merge by hunk.
+    let started = Instant::now();
     let hidden =
         hidden::apply(&checkout, tp, candidate.files(), protection).map_err(|e| match e {
             HiddenError::DoesNotApply(f) => Prep::TestPatch(f),
             other => Prep::Checkout(other.to_string()),
         })?;
+    prepared.steps.hidden_tests_ms = ms(started.elapsed());
     Ok(Candidate::Applied(Box::new(AppliedCandidate {
         applied,
         protected,
@@ -160,9 +166,11 @@ pub(super) fn prepare_baseline(
     test_patch: Option<&Patch>,
     site: Site<'_>,
 ) -> Result<Prepared, Prep> {
-    let (checkout, prepared) = create_checkout(source, site)?;
+    let (checkout, mut prepared) = create_checkout(source, site)?;
     if let Some(tp) = test_patch {
+        let started = Instant::now();
         checkout.apply(tp, Fit::Offset).map_err(Prep::TestPatch)?;
+        prepared.steps.hidden_tests_ms = ms(started.elapsed());
     }
     Ok(prepared)
 }
@@ -173,6 +181,8 @@ pub(super) struct Prepared {
     pub(super) workdir: PathBuf,
     pub(super) lease: Option<Lease>,
     pub(super) seeded: Option<Seeded>,
+    /// How long the checkout and its patches took.
+    pub(super) steps: Steps,
 }
 
 /// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
@@ -183,6 +193,7 @@ pub(super) fn create_checkout(
     site: Site<'_>,
 ) -> Result<(Checkout, Prepared), Prep> {
     let Site { dir, pool, seeding } = site;
+    let started = Instant::now();
     std::fs::create_dir_all(dir).map_err(|e| Prep::Checkout(format!("{}: {e}", dir.display())))?;
     let (checkout, lease) = match pool {
         Some(pool) => pool
@@ -201,6 +212,10 @@ pub(super) fn create_checkout(
         workdir: checkout.workdir().to_path_buf(),
         lease,
         seeded,
+        steps: Steps {
+            checkout_ms: ms(started.elapsed()),
+            ..Steps::default()
+        },
     };
     log::info!(
         "checkout of {} in {}{}",

@@ -43,7 +43,7 @@ pub(super) enum BaselineSide {
     Cached(cache::Entry),
     Failed((ErrorCause, String)),
     Ran {
-        run: Execution,
+        run: Box<Execution>,
         store: Option<Store>,
         /// Held until the run is graded: a pooled checkout stays locked.
         _prepared: Prepared,
@@ -152,7 +152,7 @@ impl Check {
                         .await;
                     }
                     BaselineSide::Ran {
-                        run,
+                        run: Box::new(run),
                         store,
                         _prepared: prepared,
                     }

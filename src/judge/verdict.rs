@@ -419,6 +419,59 @@ pub struct RunInfo {
     /// (`--setup-once`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub setup_reused: bool,
+    /// Where its time went, step by step (`-v` prints it).
+    #[serde(default)]
+    pub steps: Steps,
+}
+
+/// One run's wall-clock milliseconds, step by step, in the order they happen. A step that did
+/// not happen is 0.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct Steps {
+    /// Making the checkout (or resetting a pool slot), a build seed planted in it.
+    pub checkout_ms: u64,
+    /// Applying the candidate (the candidate's run only).
+    pub apply_ms: u64,
+    /// Applying the hidden tests (the test patch).
+    pub hidden_tests_ms: u64,
+    /// Starting the sandbox (a container; bwrap starts with each command).
+    pub sandbox_ms: u64,
+    /// The preset's dependency download.
+    pub fetch_ms: u64,
+    /// The setup command.
+    pub setup_ms: u64,
+    /// The test command, every attempt.
+    pub command_ms: u64,
+    /// Reading the JUnit reports.
+    pub report_ms: u64,
+}
+
+impl Steps {
+    /// `checkout 25 ms, apply 2 ms, …, report 3 ms`: the steps that took any time.
+    pub fn describe(&self) -> String {
+        let steps = [
+            ("checkout", self.checkout_ms),
+            ("apply", self.apply_ms),
+            ("hidden tests", self.hidden_tests_ms),
+            ("sandbox", self.sandbox_ms),
+            ("fetch", self.fetch_ms),
+            ("setup", self.setup_ms),
+            ("command", self.command_ms),
+            ("report", self.report_ms),
+        ];
+        let taken: Vec<String> = steps
+            .iter()
+            .filter(|(_, ms)| *ms > 0)
+            .map(|(name, ms)| format!("{name} {ms} ms"))
+            .collect();
+        if taken.is_empty() {
+            "nothing measurable".into()
+        } else {
+            taken.join(", ")
+        }
+    }
 }
 
 /// Wall-clock times in milliseconds.
@@ -430,6 +483,9 @@ pub struct Timings {
     pub prepare_ms: u64,
     /// Running tests (both runs are concurrent).
     pub test_ms: u64,
+    /// Grading both runs' evidence into the verdict.
+    #[serde(default)]
+    pub judge_ms: u64,
     /// Everything.
     pub total_ms: u64,
 }

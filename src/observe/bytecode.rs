@@ -28,7 +28,9 @@ pub fn patched_python_imported(workdir: &Path, files: &[String]) -> Option<bool>
             .any(|e| {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
-                name.starts_with(&prefix) && name.ends_with(".pyc") && pyc_is_for(&e.path(), &meta)
+                name.starts_with(&prefix)
+                    && name.ends_with(".pyc")
+                    && pyc_is_for(&e.path(), &path, &meta)
             });
         if imported {
             return Some(true);
@@ -37,27 +39,31 @@ pub fn patched_python_imported(workdir: &Path, files: &[String]) -> Option<bool>
     any.then_some(false)
 }
 
-/// Whether a `.pyc` was compiled from a source with this metadata (PEP 552 header: magic,
-/// flags, then the source's mtime and size as 32-bit little-endian numbers). Hash-based
-/// bytecode carries no mtime; it counts as written for the source.
-fn pyc_is_for(pyc: &Path, source: &std::fs::Metadata) -> bool {
-    use std::io::Read;
-    let mut header = [0u8; 16];
-    let read = std::fs::File::open(pyc).and_then(|mut f| f.read_exact(&mut header));
-    if read.is_err() {
+/// Whether a `.pyc` was compiled from this source (PEP 552 header: magic, flags, then the
+/// source's mtime and size, or its hash). Hash-based bytecode counts when its hash is the
+/// source's: a build seed's bytecode of the unpatched file is not this run's.
+fn pyc_is_for(pyc: &Path, source_path: &Path, source: &std::fs::Metadata) -> bool {
+    use crate::util::pyc::{Header, header, source_hash};
+    let Ok(bytes) = std::fs::read(pyc) else {
         return false;
+    };
+    match header(&bytes) {
+        Some((magic, Header::Hash { hash, .. })) => {
+            std::fs::read(source_path)
+                .ok()
+                .and_then(|s| source_hash(magic, &s))
+                == Some(hash)
+        }
+        Some((_, Header::Timestamp { mtime, size })) => {
+            let modified = source
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs() as u32);
+            mtime == modified && size == source.len() as u32
+        }
+        None => false,
     }
-    let word =
-        |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
-    if word(4) & 1 == 1 {
-        return true;
-    }
-    let mtime = source
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs() as u32);
-    word(8) == mtime && word(12) == source.len() as u32
 }
 
 #[cfg(test)]
@@ -97,6 +103,17 @@ mod tests {
         std::fs::write(&pyc, header(mtime, 1)).unwrap();
         assert_eq!(patched_python_imported(dir.path(), &files), Some(false));
         std::fs::write(&pyc, header(mtime, 0)).unwrap();
+        assert_eq!(patched_python_imported(dir.path(), &files), Some(true));
+        // A build seed's hash-checked bytecode of the unpatched b.py is not this run's; the
+        // same for b.py as it is, is.
+        let hashed = |source: &[u8]| {
+            let mut h = vec![0xa7, 0x0d, 0x0d, 0x0a, 3, 0, 0, 0];
+            h.extend(crate::util::pyc::source_hash(3495, source).unwrap());
+            h
+        };
+        std::fs::write(&pyc, hashed(b"old = 1\n")).unwrap();
+        assert_eq!(patched_python_imported(dir.path(), &files), Some(false));
+        std::fs::write(&pyc, hashed(b"")).unwrap();
         assert_eq!(patched_python_imported(dir.path(), &files), Some(true));
         std::fs::write(&pyc, b"short").unwrap();
         assert_eq!(patched_python_imported(dir.path(), &files), Some(false));

@@ -4,7 +4,7 @@
 use crate::observe::ids::{IdSyntax, JsFlavor};
 use crate::util::list::dedup;
 use crate::util::names::Named;
-use crate::workspace::BuildDir;
+use crate::workspace::{BuildDir, BuildKind};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -136,10 +136,20 @@ fn home() -> PathBuf {
     std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
 }
 
+/// Python's bytecode, sealed hash-checked: a fresh checkout imports the unchanged modules
+/// (and pytest's rewritten test files) without compiling them again.
+const PYTHON_BYTECODE: &[BuildDir] = &[BuildDir {
+    path: "__pycache__",
+    by_mtime: false,
+    skip: &[],
+    kind: BuildKind::PythonBytecode,
+}];
+
 const CARGO_TARGET: &[BuildDir] = &[BuildDir {
     path: "target",
     by_mtime: true,
     skip: &["nextest"],
+    kind: BuildKind::Tree,
 }];
 
 /// Go's build cache, content-addressed.
@@ -147,6 +157,7 @@ const GO_CACHE: &[BuildDir] = &[BuildDir {
     path: ".git/patchgrade/go-build",
     by_mtime: false,
     skip: &[],
+    kind: BuildKind::Tree,
 }];
 
 /// Gradle's build output and its project cache (which holds the checkout's own user home
@@ -156,11 +167,13 @@ const GRADLE_BUILD: &[BuildDir] = &[
         path: "build",
         by_mtime: false,
         skip: &["test-results"],
+        kind: BuildKind::Tree,
     },
     BuildDir {
         path: ".gradle",
         by_mtime: false,
         skip: &[],
+        kind: BuildKind::Tree,
     },
 ];
 
@@ -260,12 +273,16 @@ impl Preset {
 
     /// The build output the preset's command keeps in the checkout, which a fresh checkout
     /// may start from (see [`crate::workspace::seed`]), and the lock files whose content
-    /// decides which dependencies it holds. Presets whose build output is elsewhere or not
-    /// reused (Python, JavaScript, CMake's `build/`) have none, and so has Maven: a seeded
-    /// `target/` was measured no faster, its time being Maven's own start and plugins.
+    /// decides which dependencies it holds. Python's is its bytecode, sealed hash-checked so
+    /// that only a source byte for byte the same uses it. Presets whose build output is
+    /// elsewhere or not reused (JavaScript, CMake's `build/`) have none, and so has Maven: a
+    /// seeded `target/` was measured no faster, its time being Maven's own start and plugins.
     pub fn build_dirs(self) -> (&'static [BuildDir], &'static [&'static str]) {
         match self {
             Preset::Nextest => (CARGO_TARGET, &["Cargo.lock"]),
+            Preset::Pytest | Preset::Unittest | Preset::Django | Preset::Sympy => {
+                (PYTHON_BYTECODE, &[])
+            }
             Preset::Go => (GO_CACHE, &["go.sum"]),
             Preset::Gradle => (GRADLE_BUILD, &["build.gradle", "build.gradle.kts"]),
             _ => (&[], &[]),

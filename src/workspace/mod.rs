@@ -42,5 +42,5 @@ pub use hidden::{Hidden, HiddenError};
 pub use patch::{Patch, PatchError};
 pub use pool::WorkdirPool;
 pub use protect::{OnProtectedEdit, Protection};
-pub use seed::{BuildDir, SeedStore};
+pub use seed::{BuildDir, BuildKind, SeedStore};
 pub use wrapper::Wrapper;

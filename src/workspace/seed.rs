@@ -31,13 +31,31 @@ pub const SETTLED: Duration = Duration::from_secs(946_684_800);
 /// Build output a runner keeps under the checkout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BuildDir {
-    /// Where, relative to the checkout's root.
+    /// Where, relative to the checkout's root (for bytecode, the directories' name).
     pub path: &'static str,
     /// Whether the tool compares file times (so unchanged sources must look old).
     pub by_mtime: bool,
     /// Entries directly under it that are never kept (reports, not build output).
     pub skip: &'static [&'static str],
+    /// How it is laid out, and so kept.
+    pub kind: BuildKind,
 }
+
+/// How a [`BuildDir`] is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildKind {
+    /// One directory, copied whole.
+    Tree,
+    /// Python's bytecode: each `__pycache__` beside a tracked source, and in it only what is
+    /// sealed hash-checked for the source it was compiled from ([`crate::util::pyc`]). A
+    /// timestamp `.pyc` trusts a source of the same size and time, which a fresh checkout's
+    /// files easily are; a sealed one is used only while its source is byte for byte the same,
+    /// so a patched file compiles anew, and a planted `.pyc` never runs for another source.
+    PythonBytecode,
+}
+
+/// Where a seed keeps its bytecode: the `__pycache__` directories by their parent's path.
+const BYTECODE: &str = "bytecode";
 
 /// What a seed was built from.
 #[derive(Debug, Serialize, Deserialize)]
@@ -99,7 +117,7 @@ impl SeedStore {
     ) -> Result<bool, SeedError> {
         let present: Vec<&BuildDir> = dirs
             .iter()
-            .filter(|d| workdir.join(d.path).is_dir())
+            .filter(|d| d.kind == BuildKind::PythonBytecode || workdir.join(d.path).is_dir())
             .collect();
         if present.is_empty() {
             return Ok(false);
@@ -109,8 +127,21 @@ impl SeedStore {
             .prefix(&format!(".{name}.new-"))
             .tempdir_in(&self.dir)
             .map_err(io(&self.dir))?;
+        let mut kept = 0;
         for d in present {
-            copy_tree(&workdir.join(d.path), &fresh.path().join(d.path), d.skip)?;
+            match d.kind {
+                BuildKind::Tree => {
+                    copy_tree(&workdir.join(d.path), &fresh.path().join(d.path), d.skip)?;
+                    kept += 1;
+                }
+                BuildKind::PythonBytecode => {
+                    let to = fresh.path().join(BYTECODE);
+                    kept += save_bytecode(workdir, tree, d.path, &to)?;
+                }
+            }
+        }
+        if kept == 0 {
+            return Ok(false);
         }
         let manifest = Manifest {
             version: VERSION,
@@ -159,14 +190,19 @@ impl SeedStore {
         };
         let mut planted = Vec::new();
         let result = (|| {
+            let mut any = false;
             for d in dirs {
+                if d.kind == BuildKind::PythonBytecode {
+                    any |= plant_bytecode(&seed.join(BYTECODE), checkout.workdir(), d.path)?;
+                    continue;
+                }
                 let (from, to) = (seed.join(d.path), checkout.workdir().join(d.path));
                 if from.is_dir() && fs::symlink_metadata(&to).is_err() {
                     planted.push(to.clone());
                     copy_tree(&from, &to, &[])?;
                 }
             }
-            if planted.is_empty() {
+            if planted.is_empty() && !any {
                 return Ok(false);
             }
             if dirs.iter().any(|d| d.by_mtime) {
@@ -198,6 +234,119 @@ impl SeedStore {
         .map_err(io(&path))?;
         Ok(file)
     }
+}
+
+/// Keep the bytecode of the checkout in `workdir` (base tree `tree`) under `to`: for each
+/// directory of a tracked `.py` file, its `name` directory's `.pyc` files compiled from that
+/// directory's sources as they are now, sealed hash-checked. Returns how many were kept.
+fn save_bytecode(
+    workdir: &Path,
+    tree: git2::Oid,
+    name: &str,
+    to: &Path,
+) -> Result<usize, SeedError> {
+    let dirs = source_dirs(workdir, tree)?;
+    let mut kept = 0;
+    for dir in dirs {
+        let cache = workdir.join(&dir).join(name);
+        let Ok(entries) = fs::read_dir(&cache) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let file = entry.file_name();
+            let file = file.to_string_lossy();
+            // `mod.cpython-311.pyc`, `mod.cpython-311.opt-1.pyc`, pytest's rewritten
+            // `test_x.cpython-311-pytest-9.2.0.pyc`: the source is `mod.py` beside the cache.
+            let (Some(stem), true) = (file.split('.').next(), file.ends_with(".pyc")) else {
+                continue;
+            };
+            let source_path = workdir.join(&dir).join(format!("{stem}.py"));
+            let (Ok(source), Ok(meta), Ok(pyc)) = (
+                fs::read(&source_path),
+                fs::symlink_metadata(&source_path),
+                fs::read(entry.path()),
+            ) else {
+                continue;
+            };
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs());
+            if let Some(sealed) = crate::util::pyc::seal(&pyc, &source, mtime) {
+                let target = to.join(&dir).join(name);
+                fs::create_dir_all(&target).map_err(io(&target))?;
+                let path = target.join(&*file);
+                fs::write(&path, sealed).map_err(io(&path))?;
+                kept += 1;
+            }
+        }
+    }
+    Ok(kept)
+}
+
+/// Put the kept bytecode into a fresh checkout: each `.pyc` that is sealed hash-checked
+/// (anything else in the seed is never planted), where the checkout has its directory and
+/// no such file yet. Returns whether any was planted.
+fn plant_bytecode(from: &Path, workdir: &Path, name: &str) -> Result<bool, SeedError> {
+    let mut any = false;
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = fs::read_dir(from.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let kind = entry.file_type().map_err(io(&entry.path()))?;
+            let rel_entry = rel.join(entry.file_name());
+            if kind.is_dir() {
+                stack.push(rel_entry);
+                continue;
+            }
+            let in_cache = rel.file_name().is_some_and(|n| n == name);
+            let Some(parent) = rel.parent().filter(|_| in_cache && kind.is_file()) else {
+                continue;
+            };
+            let target = workdir.join(&rel_entry);
+            if !workdir.join(parent).is_dir() || fs::symlink_metadata(&target).is_ok() {
+                continue;
+            }
+            let pyc = fs::read(entry.path()).map_err(io(&entry.path()))?;
+            let sealed = matches!(
+                crate::util::pyc::header(&pyc),
+                Some((_, crate::util::pyc::Header::Hash { checked: true, .. }))
+            );
+            if sealed {
+                let dir = workdir.join(&rel);
+                fs::create_dir_all(&dir).map_err(io(&dir))?;
+                fs::write(&target, pyc).map_err(io(&target))?;
+                any = true;
+            }
+        }
+    }
+    Ok(any)
+}
+
+/// The directories (relative to the root) of the tracked `.py` files of `tree`.
+fn source_dirs(workdir: &Path, tree: git2::Oid) -> Result<Vec<PathBuf>, SeedError> {
+    let git = |e: git2::Error| SeedError::Io {
+        path: workdir.to_path_buf(),
+        source: std::io::Error::other(e.message().to_string()),
+    };
+    let repo = git2::Repository::open(workdir).map_err(git)?;
+    let tree = repo.find_tree(tree).map_err(git)?;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let is_py = entry.name().is_ok_and(|n| n.ends_with(".py"));
+        if is_py && entry.kind() == Some(git2::ObjectType::Blob) {
+            let dir = PathBuf::from(dir);
+            if dirs.last() != Some(&dir) && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .map_err(git)?;
+    Ok(dirs)
 }
 
 /// Give the tracked files that are as the seed's build saw them the settled time.

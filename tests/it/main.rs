@@ -7,6 +7,7 @@ mod setup;
 mod agent_e2e;
 mod attribution_e2e;
 mod batch_e2e;
+mod bytecode_e2e;
 mod check_e2e;
 mod check_env;
 mod check_input;
