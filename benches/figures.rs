@@ -256,6 +256,13 @@ fn overhead() {
     };
     let cache = tmp.path().join("cache");
     let check = |baseline: &str| {
+        let cache = if baseline == "cold" {
+            tmp.path()
+                .join(format!("cold-{}", Instant::now().elapsed().as_nanos()))
+        } else {
+            cache.clone()
+        };
+        let baseline = if baseline == "cold" { "skip" } else { baseline };
         patchgrade(
             &[
                 "check",
@@ -281,16 +288,22 @@ fn overhead() {
     let first = check("run");
     assert_eq!(first["outcome"], "no-breakage", "{first:#}");
     let load_before = load();
-    let (mut bare, mut checked, mut steps) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut bare, mut checked, mut cold, mut steps) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..OVERHEAD_PAIRS {
         bare.push(time(bare_run));
         let mut v = serde_json::Value::Null;
         checked.push(time(|| v = check("skip")));
         assert_eq!(v["outcome"], "no-breakage", "{v:#}");
         steps.push(v);
+        // The same check with an empty cache: no build seed, every module compiled.
+        cold.push(time(|| {
+            let v = check("cold");
+            assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+        }));
     }
     let load_after = load();
-    let (bare, check_time) = (median(bare), median(checked));
+    let (bare, check_time, cold) = (median(bare), median(checked), median(cold));
     let step = |name: &str| -> u64 {
         let mut xs: Vec<u64> = steps
             .iter()
@@ -318,6 +331,11 @@ fn overhead() {
     println!("sandbox: {}", steps[0]["isolation"]["sandbox"]);
     println!("bare command in a warm working tree: {}", secs(bare));
     println!("patchgrade check --baseline skip:    {}", secs(check_time));
+    println!(
+        "the same from an empty cache (no seed): {} ({:.3}x)",
+        secs(cold),
+        cold.as_secs_f64() / bare.as_secs_f64()
+    );
     println!(
         "its split (median ms): checkout {}, apply {}, sandbox {}, setup {}, command {}, report {}, judge {}; seeded {seeded}/{OVERHEAD_PAIRS}",
         step("checkout_ms"),
