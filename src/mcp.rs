@@ -153,7 +153,7 @@ impl Server {
             }
         };
         if self.options.redact_f2p {
-            verdict.redact_f2p();
+            check.redact(&mut verdict);
         }
         let json = serde_json::to_value(&verdict)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;

@@ -438,6 +438,16 @@ impl Check {
         self.conclude(&plan, draft, raced, started)
     }
 
+    /// Withhold from a verdict of this check what would show an agent the hidden tests: the
+    /// F2P ids and messages ([`Verdict::redact_f2p`]), and every text that quotes the test
+    /// patch ([`Verdict::withhold_quotes`]). What `--redact-f2p` does.
+    pub fn redact(&self, verdict: &mut Verdict) {
+        verdict.redact_f2p();
+        if let Some((_, text)) = &self.test_patch {
+            verdict.withhold_quotes(text);
+        }
+    }
+
     /// Check the task's inputs (repository, base, test patch, ids, command, sandbox) and run
     /// nothing: what a server does when it starts, so that a bad task is said once, at start,
     /// and not at every call.

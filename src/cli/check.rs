@@ -196,7 +196,12 @@ pub async fn check(mut args: CheckArgs) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     let verdict = match with_patch(args.patch, args.task) {
-        Ok(check) => check.run().await.map_err(explain),
+        Ok(check) => check.run().await.map_err(explain).map(|mut v| {
+            if output.redact_f2p {
+                check.redact(&mut v);
+            }
+            v
+        }),
         Err(e) => Err(e),
     };
     emit(verdict, &output)
@@ -274,7 +279,8 @@ fn emit(verdict: Result<Verdict>, output: &OutputArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    if output.redact_f2p {
+    // `grade` has no test patch to look for: its F2P tests are withheld.
+    if output.redact_f2p && !verdict.redacted {
         verdict.redact_f2p();
     }
     let text = match output.format {

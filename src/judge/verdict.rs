@@ -164,6 +164,57 @@ impl Verdict {
     }
 }
 
+/// Shortest line of the hidden tests looked for in shown text: shorter ones (`import pytest`,
+/// `assert x`) are too common to say anything.
+const QUOTED_LINE: usize = 16;
+
+/// What is left of a text that quotes the hidden tests.
+const WITHHELD: &str = "(withheld: it quotes the hidden tests)";
+
+impl Verdict {
+    /// Withhold every text an agent would be shown that quotes the hidden tests, whatever
+    /// ran it: code under test can read the applied test files and raise their text in a P2P
+    /// failure, an error or a warning. `test_patch` is the hidden tests' diff; each line it
+    /// adds, trimmed, of [`QUOTED_LINE`] characters or more, is looked for. Messages, details,
+    /// base messages (downstream ones too), the run error, how a run was cut short, and
+    /// warnings go whole, as F2P messages do under [`Verdict::redact_f2p`]; the counts stay.
+    pub fn withhold_quotes(&mut self, test_patch: &[u8]) {
+        let text = String::from_utf8_lossy(test_patch);
+        let hidden: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .map(|l| l[1..].trim())
+            .filter(|l| l.chars().count() >= QUOTED_LINE)
+            .collect();
+        if hidden.is_empty() {
+            return;
+        }
+        let withhold = |text: &mut String| {
+            if hidden.iter().any(|h| text.contains(h)) {
+                *text = WITHHELD.to_string();
+            }
+        };
+        let downstream = self.downstream.iter_mut().flat_map(|d| d.broken.iter_mut());
+        for t in self.tests.iter_mut().chain(downstream) {
+            for text in [&mut t.message, &mut t.details, &mut t.base_message]
+                .into_iter()
+                .flatten()
+            {
+                withhold(text);
+            }
+        }
+        if let Some(e) = &mut self.error {
+            withhold(&mut e.message);
+        }
+        if let Some(a) = &mut self.aborted {
+            withhold(&mut a.message);
+        }
+        for w in &mut self.warnings {
+            withhold(&mut w.message);
+        }
+    }
+}
+
 /// The task graded against.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskInfo {

@@ -829,3 +829,51 @@ fn the_official_mcp_python_client_calls_check_patch() {
     );
     f.assert_untouched(&before);
 }
+
+/// Code under test reads the hidden test file, applied beside it, and raises its text in a
+/// P2P failure: without `--redact-f2p` the feedback shows it (the attack works); with it, no
+/// output quotes a line of it, and the counts stay.
+#[test]
+fn redacted_output_withholds_a_failure_that_quotes_the_hidden_tests() {
+    let f = Fixture::calc();
+    let calc = std::fs::read_to_string(f.repo.join("calc.py")).unwrap();
+    let leaking = calc.replace(
+        "def add(a, b):\n    return a + b\n",
+        "def add(a, b):\n    import pathlib\n    for p in sorted(pathlib.Path('tests').glob('test_*.py')):\n        \
+         if 'raises' in p.read_text():\n            raise AssertionError(' | '.join(p.read_text().splitlines()))\n    return a + b\n",
+    );
+    assert_ne!(leaking, calc);
+    let patch = f.diff_of("leak.diff", &[("calc.py", &leaking)]);
+    let secret = "with pytest.raises(ValueError):";
+    let run = |format: &str, redact: bool| {
+        let mut args = CheckArgs::new()
+            .task(task())
+            .repo(".")
+            .patch(&patch)
+            .format(format);
+        if redact {
+            args = args.arg("--redact-f2p");
+        }
+        f.run(&args)
+    };
+    let open = run("feedback", false);
+    assert!(open.stdout.contains(secret), "{}", open.stdout);
+    for format in ["json", "human", "feedback"] {
+        let out = run(format, true).stdout;
+        for line in [secret, "def test_mean_of_nothing_raises():"] {
+            assert!(!out.contains(line), "{format}: `{line}` in:\n{out}");
+        }
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["outcome"], "regression", "{v:#}");
+            let add = v["tests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["id"] == "tests/test_calc.py::test_add")
+                .unwrap();
+            assert_eq!(add["effect"], "broken");
+            assert_eq!(add["message"], "(withheld: it quotes the hidden tests)");
+        }
+    }
+}
