@@ -43,6 +43,12 @@ pub enum Error {
     /// A zero timeout would kill every command before it starts.
     #[error("the timeout must be greater than zero")]
     ZeroTimeout,
+    /// A memory limit that is not a size.
+    #[error("memory limit `{0}` is not a size (256M, 2G, or bytes)")]
+    BadMemory(String),
+    /// A zero memory or process limit would stop every command before it starts.
+    #[error("the memory and process limits must be greater than zero")]
+    ZeroLimit,
     /// `derive` was given an empty gold patch.
     #[error("the gold patch is empty: derive needs the patch that fixes the task")]
     EmptyGold,

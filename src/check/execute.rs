@@ -9,9 +9,10 @@ use crate::observe::junit::JunitError;
 use crate::observe::{Evidence, NotRunReason, Report, Requested, TestStatus};
 use crate::run::TestCommand;
 use crate::run::command::{with_workdir, with_workdir_raw};
+use crate::run::limits::Hit;
 use crate::run::preset::{Fetch, SUPPORT_DIR_VAR, rejected_ids};
 use crate::run::sandbox::Paths;
-use crate::run::{Jail, Termination, process};
+use crate::run::{Jail, Limits, Termination, process};
 use crate::util::time::ms;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -80,7 +81,7 @@ impl Check {
         let setup = self.setup_cmd.as_ref().filter(|_| !info.setup_reused);
         let online = setup.is_some() || fetch.is_some();
         let opening = Instant::now();
-        let opened = Jail::open(&plan.sandbox, paths, self.network, online).await;
+        let opened = Jail::open(&plan.sandbox, paths, self.network, online, self.limits).await;
         info.steps.sandbox_ms = ms(opening.elapsed());
         let jail = match opened {
             Ok(jail) => jail,
@@ -318,6 +319,7 @@ impl Attempts<'_> {
             stdout: self.dir.join(format!("{log}.stdout.log")),
             stderr: self.dir.join(format!("{log}.stderr.log")),
             hold_open: self.hold,
+            limits: launch.limits,
         }
     }
 
@@ -395,6 +397,16 @@ impl Attempts<'_> {
         if n == 0 {
             info.termination = Some(finished.termination);
         }
+        // A run that ran into its limits and left no usable report: the limit, not a crash.
+        let limits = self.check.limits;
+        let limited = move |failure: Failure| match finished.limit_hit {
+            Some(hit) => Failure {
+                message: format!("{}; {}", limit_text(hit, limits), failure.message),
+                cause: ErrorCause::ResourceLimit,
+                ..failure
+            },
+            None => failure,
+        };
         if finished.termination == Termination::TimedOut {
             // What a runner that writes as it goes (a report per class or file) reported
             // before it was killed still stands.
@@ -406,7 +418,7 @@ impl Attempts<'_> {
             if partial.is_some() && info.dir.is_some() {
                 info.reports.push(junit);
             }
-            return Err(Failure {
+            return Err(limited(Failure {
                 partial,
                 ..Failure::new(
                     ErrorCause::Timeout,
@@ -418,24 +430,26 @@ impl Attempts<'_> {
                         &spec,
                     ),
                 )
-            });
+            }));
         }
         let reading = Instant::now();
         let report = Report::read_output(&junit, command.junit_is_dir());
         info.steps.report_ms += ms(reading.elapsed());
-        let report = report.map_err(|e| match e {
-            JunitError::Missing(_) | JunitError::EmptyDir(_) => Failure::new(
-                ErrorCause::NoReport,
-                explain(
-                    "test command",
-                    finished.termination,
-                    self.check.timeout,
-                    " and wrote no JUnit report",
-                    &spec,
+        let report = report
+            .map_err(|e| match e {
+                JunitError::Missing(_) | JunitError::EmptyDir(_) => Failure::new(
+                    ErrorCause::NoReport,
+                    explain(
+                        "test command",
+                        finished.termination,
+                        self.check.timeout,
+                        " and wrote no JUnit report",
+                        &spec,
+                    ),
                 ),
-            ),
-            other => Failure::new(ErrorCause::UnreadableReport, other.to_string()),
-        })?;
+                other => Failure::new(ErrorCause::UnreadableReport, other.to_string()),
+            })
+            .map_err(limited)?;
         if command.exit_reflects_failures()
             && let Some(why) = contradiction(finished.termination, &report)
         {
@@ -450,6 +464,12 @@ impl Attempts<'_> {
         }
         if info.dir.is_some() {
             info.reports.push(junit);
+        }
+        if report.cases.is_empty() && finished.limit_hit.is_some() {
+            return Err(limited(Failure::new(
+                ErrorCause::EmptyReport,
+                "its JUnit report holds no test case".into(),
+            )));
         }
         Ok(Attempt {
             report,
@@ -509,6 +529,7 @@ impl Failure {
             }
             ErrorCause::Timeout => Some(NotRunReason::TimedOut),
             ErrorCause::SetupFailed => Some(NotRunReason::SetupFailed),
+            ErrorCause::ResourceLimit => Some(NotRunReason::ResourceLimit),
             ErrorCause::CommandFailedToStart
             | ErrorCause::SandboxFailed
             | ErrorCause::ReportContradictsExit
@@ -562,6 +583,21 @@ pub(super) fn copy_logs(root: &Path, to: &Path) {
                 let _ = std::fs::write(to.join(format!("{run}-{name}")), tail);
             }
         }
+    }
+}
+
+/// Which limit a command ran into, in words.
+fn limit_text(hit: Hit, limits: Limits) -> String {
+    match hit {
+        Hit::Memory => format!(
+            "the test command ran into its memory limit of {} MiB (--memory), and the kernel \
+             killed it",
+            limits.memory >> 20
+        ),
+        Hit::Pids => format!(
+            "the test command ran into its limit of {} processes (--pids)",
+            limits.pids
+        ),
     }
 }
 

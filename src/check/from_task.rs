@@ -83,6 +83,14 @@ impl Check {
             check = check.image_workdir(dir);
         }
         check = check.network(task.network.unwrap_or(false));
+        if let Some(size) = &task.memory {
+            let bytes = crate::run::limits::parse_size(size)
+                .ok_or_else(|| Error::BadMemory(size.clone()))?;
+            check = check.memory(bytes);
+        }
+        if let Some(n) = task.pids {
+            check = check.pids(n);
+        }
         for path in &task.sandbox_ro {
             check = check.sandbox_path(path, false);
         }

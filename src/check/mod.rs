@@ -93,6 +93,8 @@ pub struct Check {
     network: bool,
     /// Host paths the sandbox shows, each writable or not.
     sandbox_paths: Vec<(PathBuf, bool)>,
+    /// Each command's memory and processes.
+    limits: crate::run::Limits,
     scoring: Scoring,
     repo_name: Option<String>,
     python: Option<PathBuf>,
@@ -130,6 +132,7 @@ impl Check {
             image_workdir: None,
             network: false,
             sandbox_paths: Vec::new(),
+            limits: crate::run::Limits::default_for_machine(),
             scoring: Scoring::Patchgrade,
             repo_name: None,
             python: None,
@@ -306,6 +309,21 @@ impl Check {
         self
     }
 
+    /// Bound each command's memory to this many bytes (default: a quarter of the machine's,
+    /// at least 1 GiB, at most 8 GiB): in a control group of its own on the host and in
+    /// bwrap, by the engine in a container. A candidate whose tests run into it is graded for
+    /// it (`resource-limit`).
+    pub fn memory(mut self, bytes: u64) -> Check {
+        self.limits.memory = bytes;
+        self
+    }
+
+    /// Bound each command to this many processes and threads (default 4096).
+    pub fn pids(mut self, n: u64) -> Check {
+        self.limits.pids = n;
+        self
+    }
+
     /// Whose rules grade the observations (default: patchgrade's own). The verdict records
     /// the other scoring's outcome where it differs, either way.
     pub fn scoring(mut self, scoring: Scoring) -> Check {
@@ -466,6 +484,9 @@ impl Check {
         let command = self.command.clone().ok_or(Error::NoCommand)?;
         if self.timeout.is_zero() {
             return Err(Error::ZeroTimeout);
+        }
+        if self.limits.memory == 0 || self.limits.pids == 0 {
+            return Err(Error::ZeroLimit);
         }
         for (path, writable) in &self.sandbox_paths {
             if std::fs::symlink_metadata(path).is_err() {

@@ -310,6 +310,13 @@ pub struct CommandArgs {
     /// Show this host path writable in the sandbox; repeatable
     #[arg(long, value_name = "PATH")]
     pub sandbox_rw: Vec<std::path::PathBuf>,
+    /// Each command's memory limit, e.g. 256M, 2G [default: a quarter of this machine's
+    /// memory, at least 1G, at most 8G]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub memory: Option<String>,
+    /// Each command's limit of processes and threads [default: 4096]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub pids: Option<u64>,
     /// Whose rules grade what was observed: patchgrade (its own) or swebench (SWE-bench's
     /// harness's, exactly); the verdict records the other's outcome where it differs
     /// [default: patchgrade]
@@ -353,6 +360,8 @@ impl CommandArgs {
             network: self.network.then_some(true),
             sandbox_ro: self.sandbox_ro.clone(),
             sandbox_rw: self.sandbox_rw.clone(),
+            memory: self.memory.clone(),
+            pids: self.pids,
             scoring: self.scoring.clone(),
             downstream: self.downstream.clone(),
             downstream_max: self.downstream_max,

@@ -330,6 +330,9 @@ pub enum ErrorCause {
     /// Imported: the harness that ran it wrote no report (its run failed before the tests
     /// were graded: an image that would not build, a timeout, a crash).
     NotEvaluated,
+    /// The command ran into its memory or process limit (`--memory`, `--pids`) and left no
+    /// usable report.
+    ResourceLimit,
 }
 
 /// The reason for outcome `error`.

@@ -75,6 +75,8 @@ pub enum NotRunReason {
     TimedOut,
     /// The setup command failed in the candidate's checkout, so the tests never ran.
     SetupFailed,
+    /// The test command ran into its memory or process limit (`--memory`, `--pids`).
+    ResourceLimit,
 }
 
 impl NotRunReason {
@@ -84,6 +86,7 @@ impl NotRunReason {
             NotRunReason::Crashed => "crashed",
             NotRunReason::TimedOut => "timed-out",
             NotRunReason::SetupFailed => "setup-failed",
+            NotRunReason::ResourceLimit => "resource-limit",
         }
     }
 
@@ -95,6 +98,9 @@ impl NotRunReason {
             }
             NotRunReason::TimedOut => "your patch makes the test command hang past the timeout",
             NotRunReason::SetupFailed => "your patch makes the setup command fail",
+            NotRunReason::ResourceLimit => {
+                "your patch makes the tests run into their memory or process limit"
+            }
         }
     }
 }

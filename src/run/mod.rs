@@ -9,13 +9,17 @@
 //! - [`process`]: [`process::run`], a command in its own process group, with a timeout and
 //!   logs, leaving nothing behind.
 //! - [`sandbox`]: [`Sandbox`], where the commands run, and [`Jail`], one side's confinement.
+//! - [`limits`]: [`Limits`], each command's memory and processes, in control groups of its
+//!   own.
 
 pub mod command;
+pub mod limits;
 pub mod preset;
 pub mod process;
 pub mod sandbox;
 
 pub use command::{MissingJunit, TestCommand};
+pub use limits::Limits;
 pub use preset::{Preset, UnknownPreset};
 pub use process::Termination;
 pub use sandbox::{Jail, Sandbox};

@@ -1,6 +1,7 @@
 //! Running one shell command in its own process group, with a timeout, logs to files, and
 //! nothing left behind.
 
+use super::limits::{Cgroup, Hit, Limits};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,9 @@ pub struct Spec {
     /// A file descriptor the command inherits (every other is closed on exec): a pool slot's
     /// lock, which the kernel then releases only when the last process holding it is gone.
     pub hold_open: Option<std::os::fd::RawFd>,
+    /// Its memory and processes, bounded in control groups of its own (`None`: a container,
+    /// which the engine bounds).
+    pub limits: Option<Limits>,
 }
 
 /// How the command ended.
@@ -67,6 +71,8 @@ pub struct Finished {
     pub termination: Termination,
     /// Wall-clock time.
     pub duration: Duration,
+    /// The limit it ran into, as its control groups recorded it.
+    pub limit_hit: Option<Hit>,
 }
 
 /// Kills the whole process group when dropped, so a cancelled run (Ctrl-C, a dropped future)
@@ -113,6 +119,7 @@ impl Spec {
             stdout: dir.join(format!("{name}.stdout.log")),
             stderr: dir.join(format!("{name}.stderr.log")),
             hold_open: None,
+            limits: None,
         }
     }
 }
@@ -142,11 +149,42 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
         .kill_on_drop(true);
     let hold_open = spec.hold_open;
     let parent = std::process::id() as nix::libc::pid_t;
+    let cgroup = spec.limits.and_then(Cgroup::create);
+    let join: Vec<std::os::fd::RawFd> = cgroup.as_ref().map(Cgroup::join_fds).unwrap_or_default();
+    // Without a group of its own, the command is bounded by setrlimit (see `limits`).
+    let rlimits = match (&cgroup, spec.limits) {
+        (None, Some(l)) => Some((l.memory, l.pids)),
+        _ => None,
+    };
     // SAFETY: the closure runs in the child between fork and exec and only calls prctl(2),
-    // getppid(2) and fcntl(2), which are async-signal-safe; `fd` is open in the parent for
-    // the whole run.
+    // getppid(2), write(2), setrlimit(2) and fcntl(2), which are async-signal-safe; `fd` and
+    // the groups' descriptors are open in the parent for the whole run.
     unsafe {
         command.pre_exec(move || {
+            // Into its control groups before anything of it runs: `0` is the writer itself,
+            // and every process it starts is born there.
+            for fd in &join {
+                if nix::libc::write(*fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some((memory, pids)) = rlimits {
+                // The data segment, not the address space: runtimes that reserve address space
+                // they never touch (a JVM, Go) would fail under RLIMIT_AS.
+                let data = nix::libc::rlimit {
+                    rlim_cur: memory,
+                    rlim_max: memory,
+                };
+                let procs = nix::libc::rlimit {
+                    rlim_cur: pids,
+                    rlim_max: pids,
+                };
+                if nix::libc::setrlimit(nix::libc::RLIMIT_DATA, &data) == -1
+                    || nix::libc::setrlimit(nix::libc::RLIMIT_NPROC, &procs) == -1
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             // The child dies with patchgrade, even when patchgrade is SIGKILLed. bwrap's own
             // --die-with-parent is armed only once bwrap runs, so a kill between the fork and
             // then would leave a sandbox running to its end. Checking the parent after arming
@@ -208,8 +246,18 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
             Termination::TimedOut
         }
     };
-    // Background processes the command left running die with it.
+    // Background processes the command left running die with it, and so does anything in
+    // its control groups that left the process group.
     group.reap().await;
+    let limit_hit = match cgroup {
+        Some(cgroup) => {
+            cgroup.empty().await;
+            let hit = cgroup.hit();
+            cgroup.remove().await;
+            hit
+        }
+        None => None,
+    };
     for log in logs.into_iter().flatten() {
         let abort = log.abort_handle();
         if tokio::time::timeout(DRAIN, log).await.is_err() {
@@ -219,6 +267,7 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
     Ok(Finished {
         termination,
         duration: started.elapsed(),
+        limit_hit,
     })
 }
 

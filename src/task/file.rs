@@ -65,6 +65,11 @@ pub struct TaskFile {
     pub image_workdir: Option<PathBuf>,
     /// Whether the tests get the network.
     pub network: Option<bool>,
+    /// Each command's memory limit: `256M`, `2G`, or bytes.
+    #[serde(default, deserialize_with = "size")]
+    pub memory: Option<String>,
+    /// Each command's limit of processes and threads.
+    pub pids: Option<u64>,
     /// Host paths the sandbox shows read-only (relative to the task file).
     #[serde(default)]
     pub sandbox_ro: Vec<PathBuf>,
@@ -202,6 +207,8 @@ impl TaskFile {
             network: self.network.or(below.network),
             sandbox_ro,
             sandbox_rw,
+            memory: self.memory.or(below.memory),
+            pids: self.pids.or(below.pids),
             scoring: self.scoring.or(below.scoring),
             version: self.version.or(below.version),
             python: self.python.or(below.python),
@@ -244,6 +251,20 @@ impl TaskFile {
             *d = dir.join(&*d).to_string_lossy().into_owned();
         }
     }
+}
+
+/// A size as text (`256M`) or a number of bytes.
+fn size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        Text(String),
+        Bytes(u64),
+    }
+    Ok(Some(match Size::deserialize(d)? {
+        Size::Text(s) => s,
+        Size::Bytes(n) => n.to_string(),
+    }))
 }
 
 fn id_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {

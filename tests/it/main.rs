@@ -22,6 +22,7 @@ mod host_paths_e2e;
 mod hostile_e2e;
 mod inputs_e2e;
 mod layout;
+mod limits_e2e;
 mod patches_e2e;
 mod pool_e2e;
 mod presets_e2e;

@@ -176,6 +176,7 @@ impl Container {
         image: &Image,
         paths: &Paths,
         network: bool,
+        limits: crate::run::Limits,
     ) -> Result<Container, String> {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         sweep(image.engine).await;
@@ -203,6 +204,10 @@ impl Container {
                 },
             ])
             .args(["--user", &format!("{uid}:{gid}")])
+            // The engine's own limits, no swap beyond the memory.
+            .args(["--memory", &limits.memory.to_string()])
+            .args(["--memory-swap", &limits.memory.to_string()])
+            .args(["--pids-limit", &limits.pids.to_string()])
             .args(["--mount", &mount(&paths.workdir, &image.workdir, false)?])
             .args(["--mount", &mount(&paths.out, Path::new(OUT), false)?])
             .args(["--mount", &mount(&paths.scripts, Path::new(SCRIPTS), true)?]);

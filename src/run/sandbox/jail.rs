@@ -3,6 +3,7 @@
 
 use super::container::{self, Container};
 use super::{Sandbox, bwrap};
+use crate::run::Limits;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -45,6 +46,8 @@ pub struct Launch {
     pub argv: Vec<OsString>,
     /// Variables for the program's environment, and those it must not inherit.
     pub env: (Vec<(String, String)>, Vec<String>),
+    /// The limits its process gets on the host (`None` in a container, which has its own).
+    pub limits: Option<Limits>,
 }
 
 /// A side's sandbox, open for its commands.
@@ -53,6 +56,7 @@ pub struct Jail {
     inside: Inside,
     paths: Paths,
     network: bool,
+    limits: Limits,
 }
 
 /// Where a jail's commands run.
@@ -72,6 +76,7 @@ impl Jail {
         mut paths: Paths,
         network: bool,
         setup: bool,
+        limits: Limits,
     ) -> Result<Jail, String> {
         for dir in [&paths.out, &paths.scripts] {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -98,13 +103,14 @@ impl Jail {
             Sandbox::Bwrap => Inside::Bwrap,
             Sandbox::Container(image) => Inside::Container(
                 image.clone(),
-                Container::start(image, &paths, network || setup).await?,
+                Container::start(image, &paths, network || setup, limits).await?,
             ),
         };
         Ok(Jail {
             inside,
             paths,
             network,
+            limits,
         })
     }
 
@@ -165,10 +171,15 @@ impl Jail {
             }
             Inside::Host => (vec!["sh".into(), file.clone().into()], env),
         };
+        let limits = match &self.inside {
+            Inside::Container(..) => None,
+            Inside::Host | Inside::Bwrap => Some(self.limits),
+        };
         Launch {
             script_file: file,
             argv,
             env,
+            limits,
         }
     }
 

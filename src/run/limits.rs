@@ -1,0 +1,346 @@
+//! Resource limits of a command: memory and processes, so that one candidate's allocation or
+//! fork loop cannot take down the machine, or the other runs of a check or a batch.
+//!
+//! On the host and in bwrap a command runs in control groups of its own, made for it under
+//! patchgrade's own (as `/proc/self/cgroup` names it) and removed after it: cgroup v1's
+//! `memory` and `pids` hierarchies, or v2's where its controllers are enabled. What a group
+//! records tells a limit that was hit from a crash. Where no group can be made, `setrlimit`
+//! bounds the command instead (the address space, and the user's processes), which is said
+//! once. A container gets the engine's own flags.
+
+use std::fs;
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The limits of each command of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of memory.
+    pub memory: u64,
+    /// Processes (and threads).
+    pub pids: u64,
+}
+
+impl Limits {
+    /// A quarter of the machine's memory, at least 1 GiB and at most 8 GiB, and 4096
+    /// processes: room for a build and its tests, and for the other side of the check (and
+    /// another check) beside it.
+    pub fn default_for_machine() -> Limits {
+        const GIB: u64 = 1 << 30;
+        let total = fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines()
+                    .find(|l| l.starts_with("MemTotal:"))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|kb| kb.parse::<u64>().ok())
+            })
+            .map_or(8 * GIB, |kb| kb * 1024);
+        Limits {
+            memory: (total / 4).clamp(GIB, 8 * GIB),
+            pids: 4096,
+        }
+    }
+}
+
+/// A limit a command ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// The kernel killed a process for memory.
+    Memory,
+    /// A fork was refused for the process limit.
+    Pids,
+}
+
+/// A command's control groups: made before it starts, joined by it between fork and exec,
+/// emptied and removed when dropped.
+#[derive(Debug)]
+pub struct Cgroup {
+    dirs: Vec<(Controller, PathBuf)>,
+    /// Each group's `cgroup.procs`, open for the child to write `0` into (joining it).
+    procs: Vec<OwnedFd>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Controller {
+    V1Memory,
+    V1Pids,
+    /// Both, in the unified hierarchy.
+    V2,
+}
+
+/// Whether the fallback has been said.
+static SAID: AtomicBool = AtomicBool::new(false);
+
+impl Cgroup {
+    /// Groups limiting a command to `limits`; `None` where none can be made here (not root,
+    /// no controller, a read-only hierarchy), after saying so once.
+    pub fn create(limits: Limits) -> Option<Cgroup> {
+        match Cgroup::try_create(limits) {
+            Ok(group) => Some(group),
+            Err(why) => {
+                if !SAID.swap(true, Ordering::Relaxed) {
+                    log::warn!(
+                        "no control group could be made for the commands ({why}): their \
+                         memory and processes are bounded with setrlimit instead (the address \
+                         space, and the processes of your user)"
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    fn try_create(limits: Limits) -> Result<Cgroup, String> {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "patchgrade-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        );
+        let own = fs::read_to_string("/proc/self/cgroup").map_err(|e| e.to_string())?;
+        let mut group = Cgroup {
+            dirs: Vec::new(),
+            procs: Vec::new(),
+        };
+        let v1 = |controller: &str| {
+            own.lines().find_map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let (_, names, path) = (parts.next()?, parts.next()?, parts.next()?);
+                names.split(',').any(|n| n == controller).then(|| {
+                    Path::new("/sys/fs/cgroup")
+                        .join(controller)
+                        .join(path.trim_start_matches('/'))
+                })
+            })
+        };
+        match (v1("memory"), v1("pids")) {
+            (Some(memory), Some(pids)) if memory.is_dir() && pids.is_dir() => {
+                let dir = make(&memory, &name)?;
+                group.dirs.push((Controller::V1Memory, dir.clone()));
+                write(&dir.join("memory.limit_in_bytes"), limits.memory)?;
+                // Without swap accounting the file is absent; then memory alone is bounded.
+                let _ = write(&dir.join("memory.memsw.limit_in_bytes"), limits.memory);
+                let dir = make(&pids, &name)?;
+                group.dirs.push((Controller::V1Pids, dir.clone()));
+                write(&dir.join("pids.max"), limits.pids)?;
+            }
+            _ => {
+                let path = own
+                    .lines()
+                    .find_map(|l| l.strip_prefix("0::"))
+                    .ok_or("neither cgroup v1's memory and pids nor cgroup v2 is mounted")?;
+                let base = Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+                let enabled = fs::read_to_string(base.join("cgroup.subtree_control"))
+                    .map_err(|e| format!("{}: {e}", base.display()))?;
+                if !(enabled.contains("memory") && enabled.contains("pids")) {
+                    return Err(format!(
+                        "cgroup v2's memory and pids controllers are not enabled for {}",
+                        base.display()
+                    ));
+                }
+                let dir = make(&base, &name)?;
+                group.dirs.push((Controller::V2, dir.clone()));
+                write(&dir.join("memory.max"), limits.memory)?;
+                let _ = write(&dir.join("memory.swap.max"), 0);
+                write(&dir.join("pids.max"), limits.pids)?;
+            }
+        }
+        for (_, dir) in &group.dirs {
+            let path = dir.join("cgroup.procs");
+            let file = fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            group.procs.push(OwnedFd::from(file));
+        }
+        Ok(group)
+    }
+
+    /// The descriptors the child writes `0` into, between fork and exec, to join the groups.
+    pub fn join_fds(&self) -> Vec<std::os::fd::RawFd> {
+        self.procs.iter().map(AsRawFd::as_raw_fd).collect()
+    }
+
+    /// The limit the command ran into, if any: a process killed for memory, or a fork refused.
+    pub fn hit(&self) -> Option<Hit> {
+        let count = |path: PathBuf, key: &str| -> u64 {
+            fs::read_to_string(path)
+                .ok()
+                .and_then(|text| {
+                    text.lines().find_map(|l| {
+                        let (k, v) = l.split_once(' ')?;
+                        (k == key).then(|| v.trim().parse().ok()).flatten()
+                    })
+                })
+                .unwrap_or(0)
+        };
+        let mut hit = None;
+        for (controller, dir) in &self.dirs {
+            let (memory, pids) = match controller {
+                Controller::V1Memory => (count(dir.join("memory.oom_control"), "oom_kill"), 0),
+                Controller::V1Pids => (0, count(dir.join("pids.events"), "max")),
+                Controller::V2 => (
+                    count(dir.join("memory.events"), "oom_kill"),
+                    count(dir.join("pids.events"), "max"),
+                ),
+            };
+            if memory > 0 {
+                return Some(Hit::Memory);
+            }
+            if pids > 0 {
+                hit = Some(Hit::Pids);
+            }
+        }
+        hit
+    }
+
+    /// Kill whatever is still in the groups (a process that left the command's process
+    /// group), and wait, bounded, until they are empty.
+    pub async fn empty(&self) {
+        for _ in 0..100 {
+            let mut any = false;
+            for (_, dir) in &self.dirs {
+                let pids = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+                for pid in pids.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+                    any = true;
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+            }
+            if !any {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Cgroup {
+    /// Remove the groups, once [`Cgroup::empty`]: the kernel refuses while a killed process
+    /// is still being torn down, so this tries again for a while.
+    pub async fn remove(mut self) {
+        self.procs.clear();
+        for _ in 0..100 {
+            self.dirs.retain(|(_, dir)| match fs::remove_dir(dir) {
+                Ok(()) => false,
+                Err(e) => {
+                    log::debug!("{}: {e}", dir.display());
+                    dir.exists()
+                }
+            });
+            if self.dirs.is_empty() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        self.procs.clear();
+        let dirs = std::mem::take(&mut self.dirs);
+        if dirs.is_empty() {
+            return;
+        }
+        // Not removed in order (a cancelled run): the kernel refuses while a killed process
+        // is torn down, so a thread tries for a while. What it cannot remove, the next run's
+        // sweep does.
+        std::thread::spawn(move || {
+            for _ in 0..200 {
+                if dirs
+                    .iter()
+                    .all(|(_, d)| fs::remove_dir(d).is_ok() || !d.exists())
+                {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+    }
+}
+
+/// Remove the groups of patchgrade processes that are gone (`patchgrade-<pid>-<n>` in
+/// `parent`, their pid no longer running): what a killed run left behind, whatever still runs
+/// in them (a process that left its command's process group) killed first.
+fn sweep(parent: &Path) {
+    for entry in fs::read_dir(parent).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("patchgrade-"))
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            let procs = fs::read_to_string(entry.path().join("cgroup.procs")).unwrap_or_default();
+            for left in procs.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(left),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// `parent/name`, made.
+fn make(parent: &Path, name: &str) -> Result<PathBuf, String> {
+    sweep(parent);
+    let dir = parent.join(name);
+    fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn write(path: &Path, value: u64) -> Result<(), String> {
+    fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(value.to_string().as_bytes()))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `256M`, `1G`, `512k`, or bytes: a size as `--memory` takes it (powers of 1024).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, ""),
+    };
+    let n: u64 = digits.parse().ok()?;
+    let shift = match unit.to_ascii_lowercase().trim_end_matches(['b', 'i']) {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return None,
+    };
+    n.checked_mul(1u64 << shift).filter(|&b| b > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_powers_of_1024() {
+        assert_eq!(parse_size("256M"), Some(256 << 20));
+        assert_eq!(parse_size("256m"), Some(256 << 20));
+        assert_eq!(parse_size("1G"), Some(1 << 30));
+        assert_eq!(parse_size("1GiB"), Some(1 << 30));
+        assert_eq!(parse_size("512k"), Some(512 << 10));
+        assert_eq!(parse_size("4096"), Some(4096));
+        for bad in ["", "M", "-1M", "1.5G", "0", "12X", "99999999999T"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+    }
+}
