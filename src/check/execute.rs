@@ -115,6 +115,7 @@ impl Check {
             job,
             dir,
             env,
+            pass_env: self.pass_env_for(plan),
             workdir,
             hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
             jail: &jail,
@@ -230,6 +231,14 @@ impl Check {
         crate::util::digest::hash(&key.unwrap_or_default())
     }
 
+    /// The variables of the user's environment the commands inherit: the command's own list
+    /// ([`TestCommand::pass_env`]) and the names the user passes (`--pass-env`).
+    pub(super) fn pass_env_for(&self, plan: &Plan) -> Vec<String> {
+        let mut names = plan.command.pass_env();
+        names.extend(self.pass_env.iter().cloned());
+        names
+    }
+
     pub(super) fn env_for(
         &self,
         plan: &Plan,
@@ -260,6 +269,8 @@ pub(super) struct Attempts<'a> {
     /// The checkout on the host (the ids are selected by reading it).
     pub(super) workdir: PathBuf,
     pub(super) env: (Vec<(String, String)>, Vec<String>),
+    /// The variables of the user's environment the commands inherit, by name.
+    pub(super) pass_env: Vec<String>,
     /// A pool slot's lock, held by the commands too (see [`process::Spec::hold_open`]).
     pub(super) hold: Option<std::os::fd::RawFd>,
     pub(super) jail: &'a Jail,
@@ -307,7 +318,9 @@ impl Attempts<'_> {
         network: bool,
         writable: &[PathBuf],
     ) -> process::Spec {
-        let launch = self.jail.launch(log, self.env.clone(), network, writable);
+        let launch = self
+            .jail
+            .launch(log, self.env.clone(), network, writable, &self.pass_env);
         process::Spec {
             script,
             script_file: launch.script_file,
@@ -320,6 +333,7 @@ impl Attempts<'_> {
             stderr: self.dir.join(format!("{log}.stderr.log")),
             hold_open: self.hold,
             limits: launch.limits,
+            pass_env: launch.pass_env,
         }
     }
 

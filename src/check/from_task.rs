@@ -91,6 +91,9 @@ impl Check {
         if let Some(n) = task.pids {
             check = check.pids(n);
         }
+        for name in &task.pass_env {
+            check = check.pass_env(name);
+        }
         for path in &task.sandbox_ro {
             check = check.sandbox_path(path, false);
         }

@@ -95,6 +95,8 @@ pub struct Check {
     sandbox_paths: Vec<(PathBuf, bool)>,
     /// Each command's memory and processes.
     limits: crate::run::Limits,
+    /// Variables of the user's environment passed to the commands besides the default ones.
+    pass_env: Vec<String>,
     scoring: Scoring,
     repo_name: Option<String>,
     python: Option<PathBuf>,
@@ -133,6 +135,7 @@ impl Check {
             network: false,
             sandbox_paths: Vec::new(),
             limits: crate::run::Limits::default_for_machine(),
+            pass_env: Vec::new(),
             scoring: Scoring::Patchgrade,
             repo_name: None,
             python: None,
@@ -309,6 +312,15 @@ impl Check {
         self
     }
 
+    /// Pass this variable of patchgrade's environment to the commands (`LC_*`: a prefix).
+    /// Only `PATH`, the user, language, time, the terminal, certificate authorities and what
+    /// the runner needs pass by default: a key or token in the environment stays out of the
+    /// tests, and so out of every output they write into.
+    pub fn pass_env(mut self, name: impl Into<String>) -> Check {
+        self.pass_env.push(name.into());
+        self
+    }
+
     /// Bound each command's memory to this many bytes (default: a quarter of the machine's,
     /// at least 1 GiB, at most 8 GiB): in a control group of its own on the host and in
     /// bwrap, by the engine in a container. A candidate whose tests run into it is graded for
@@ -415,6 +427,7 @@ impl Check {
             );
         }
         draft.isolation = plan.sandbox.isolation(self.network);
+        draft.isolation.env = self.env_names(&plan);
         if plan.sandbox == Sandbox::None {
             let why = match Sandbox::why_bwrap_is_unavailable() {
                 Some(why) if self.sandbox == SandboxChoice::Auto => {
@@ -549,6 +562,20 @@ impl Check {
             f2p,
             p2p,
         })
+    }
+
+    /// The names of the variables the commands get from the user: those of the environment
+    /// that pass, and `--env`'s; never their values.
+    fn env_names(&self, plan: &Plan) -> Vec<String> {
+        let names = self.pass_env_for(plan);
+        let mut passed: Vec<String> = std::env::vars_os()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .filter(|k| crate::run::process::passes(&names, k))
+            .chain(self.env.iter().map(|(k, _)| k.clone()))
+            .collect();
+        passed.sort();
+        passed.dedup();
+        passed
     }
 
     /// The host paths the user named: in the test and setup commands, `--python`, the

@@ -269,6 +269,8 @@ impl Check {
         let script = plan.command.version_probe()?;
         let probe = process::Spec {
             env: self.env_for(plan, dir).0,
+            // The tests' environment, whose toolchain the key is about.
+            pass_env: Some(self.pass_env_for(plan)),
             ..process::Spec::on_host(
                 self.with_python(script.to_string()),
                 dir,

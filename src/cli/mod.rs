@@ -314,6 +314,11 @@ pub struct CommandArgs {
     /// memory, at least 1G, at most 8G]
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub memory: Option<String>,
+    /// Pass this variable of the environment to the commands (repeatable; LC_* for a
+    /// prefix): only PATH, HOME, the user, language, time, the terminal, certificate
+    /// authorities and what the runner needs pass by default
+    #[arg(long, value_name = "NAME")]
+    pub pass_env: Vec<String>,
     /// Each command's limit of processes and threads [default: 4096]
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub pids: Option<u64>,
@@ -362,6 +367,7 @@ impl CommandArgs {
             sandbox_rw: self.sandbox_rw.clone(),
             memory: self.memory.clone(),
             pids: self.pids,
+            pass_env: self.pass_env.clone(),
             scoring: self.scoring.clone(),
             downstream: self.downstream.clone(),
             downstream_max: self.downstream_max,

@@ -139,6 +139,17 @@ impl TestCommand {
         self.preset.map(Preset::support_files).unwrap_or_default()
     }
 
+    /// The variables the command inherits from the user's environment: [`BASE_ENV`] and
+    /// what its preset needs ([`Preset::pass_env`]).
+    pub fn pass_env(&self) -> Vec<String> {
+        let preset = self.preset.map(Preset::pass_env).unwrap_or_default();
+        super::preset::BASE_ENV
+            .iter()
+            .chain(preset)
+            .map(|s| s.to_string())
+            .collect()
+    }
+
     /// The preset's download step ([`Preset::fetch`]), whatever the command: a custom one
     /// runs the same runner.
     pub fn fetch(&self) -> Option<super::preset::Fetch> {

@@ -101,6 +101,30 @@ const NEXTEST: &str = "CARGO_TARGET_DIR=\"$PWD/target\"; export CARGO_TARGET_DIR
 const GO: &str = "GOCACHE=\"$PWD/.git/patchgrade/go-build\"; export GOCACHE; gotestsum --junitfile {junit} -- -count=1 {tests} ./...";
 
 /// cargo's build output, the crate's own artefacts judged fresh by file times.
+/// The variables of the user's environment every command inherits: where programs are, who
+/// and where the user is, language and time, the terminal, and which certificate authorities
+/// to trust (a setup that installs needs them). Secrets (tokens, keys, proxies with passwords)
+/// are none of these; a command gets another only by name (`--pass-env`).
+pub const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TERM",
+    "TMPDIR",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "CURL_CA_BUNDLE",
+    "REQUESTS_CA_BUNDLE",
+    "PIP_CERT",
+    "GIT_SSL_CAINFO",
+];
+
 /// A preset's download step ([`Preset::fetch`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetch {
@@ -340,6 +364,48 @@ impl Preset {
             | Preset::Gradle
             | Preset::Django
             | Preset::Sympy => None,
+        }
+    }
+
+    /// The variables of the user's environment the preset's tools need, beyond
+    /// [`BASE_ENV`]: where they find their toolchain and caches. Nothing else is passed
+    /// unless the user names it (`--pass-env`, `--env`).
+    pub fn pass_env(self) -> &'static [&'static str] {
+        match self {
+            Preset::Pytest | Preset::Unittest | Preset::Django | Preset::Sympy => &[
+                "VIRTUAL_ENV",
+                "CONDA_PREFIX",
+                "CONDA_DEFAULT_ENV",
+                "PYENV_ROOT",
+                "PYENV_VERSION",
+            ],
+            Preset::Nextest => &[
+                "CARGO_HOME",
+                "RUSTUP_HOME",
+                "RUSTUP_TOOLCHAIN",
+                "CARGO_HTTP_CAINFO",
+            ],
+            Preset::Go => &[
+                "GOROOT",
+                "GOPATH",
+                "GOMODCACHE",
+                "GOFLAGS",
+                "GOTOOLCHAIN",
+                "GOPROXY",
+                "GONOSUMDB",
+                "GOPRIVATE",
+            ],
+            Preset::Jest | Preset::Vitest | Preset::Mocha | Preset::Node => {
+                &["NODE_PATH", "NODE_EXTRA_CA_CERTS"]
+            }
+            Preset::Maven | Preset::Gradle => &[
+                "JAVA_HOME",
+                "MAVEN_HOME",
+                "M2_HOME",
+                "GRADLE_USER_HOME",
+                "GRADLE_HOME",
+            ],
+            Preset::Ctest | Preset::Phpunit => &[],
         }
     }
 

@@ -38,6 +38,10 @@ pub struct Spec {
     pub env: Vec<(String, String)>,
     /// Variables removed from the inherited environment.
     pub env_remove: Vec<String>,
+    /// The variables of patchgrade's own environment the command inherits, by name (`LC_*`:
+    /// every one with that prefix); `None`: all of them (patchgrade's own probes, and a
+    /// container engine's client, whose command inside gets only the task's).
+    pub pass_env: Option<Vec<String>>,
     /// Wall-clock limit.
     pub timeout: Duration,
     /// Where stdout goes (capped: see [`LOG_HEAD`] and [`LOG_END`]).
@@ -115,6 +119,7 @@ impl Spec {
             cwd: cwd.to_path_buf(),
             env: Vec::new(),
             env_remove: Vec::new(),
+            pass_env: None,
             timeout,
             stdout: dir.join(format!("{name}.stdout.log")),
             stderr: dir.join(format!("{name}.stderr.log")),
@@ -204,6 +209,12 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
             Ok(())
         });
     }
+    if let Some(names) = &spec.pass_env {
+        command.env_clear();
+        command.envs(
+            std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(|k| passes(names, k))),
+        );
+    }
     for key in &spec.env_remove {
         command.env_remove(key);
     }
@@ -268,6 +279,14 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
         termination,
         duration: started.elapsed(),
         limit_hit,
+    })
+}
+
+/// Whether the variable `key` is one of `names` (`LC_*` names a prefix).
+pub fn passes(names: &[String], key: &str) -> bool {
+    names.iter().any(|n| match n.strip_suffix('*') {
+        Some(prefix) => key.starts_with(prefix),
+        None => n == key,
     })
 }
 

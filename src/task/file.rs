@@ -70,6 +70,9 @@ pub struct TaskFile {
     pub memory: Option<String>,
     /// Each command's limit of processes and threads.
     pub pids: Option<u64>,
+    /// Variables of the environment passed to the commands besides the default ones.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
     /// Host paths the sandbox shows read-only (relative to the task file).
     #[serde(default)]
     pub sandbox_ro: Vec<PathBuf>,
@@ -208,6 +211,7 @@ impl TaskFile {
             sandbox_ro,
             sandbox_rw,
             memory: self.memory.or(below.memory),
+            pass_env: below.pass_env.into_iter().chain(self.pass_env).collect(),
             pids: self.pids.or(below.pids),
             scoring: self.scoring.or(below.scoring),
             version: self.version.or(below.version),

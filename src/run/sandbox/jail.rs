@@ -48,6 +48,10 @@ pub struct Launch {
     pub env: (Vec<(String, String)>, Vec<String>),
     /// The limits its process gets on the host (`None` in a container, which has its own).
     pub limits: Option<Limits>,
+    /// The variables it inherits ([`process::Spec::pass_env`](crate::run::process::Spec)):
+    /// the given names on the host and in bwrap; everything for a container engine's client,
+    /// whose command inside gets the task's variables alone.
+    pub pass_env: Option<Vec<String>>,
 }
 
 /// A side's sandbox, open for its commands.
@@ -155,6 +159,7 @@ impl Jail {
         env: (Vec<(String, String)>, Vec<String>),
         network: bool,
         writable: &[PathBuf],
+        pass_env: &[String],
     ) -> Launch {
         let file = self.paths.scripts.join(format!("{name}.sh"));
         let network = network || self.network;
@@ -171,15 +176,16 @@ impl Jail {
             }
             Inside::Host => (vec!["sh".into(), file.clone().into()], env),
         };
-        let limits = match &self.inside {
-            Inside::Container(..) => None,
-            Inside::Host | Inside::Bwrap => Some(self.limits),
+        let (limits, pass_env) = match &self.inside {
+            Inside::Container(..) => (None, None),
+            Inside::Host | Inside::Bwrap => (Some(self.limits), Some(pass_env.to_vec())),
         };
         Launch {
             script_file: file,
             argv,
             env,
             limits,
+            pass_env,
         }
     }
 

@@ -88,6 +88,11 @@ pub struct Isolation {
     /// Whether the tests had the network (`--network`).
     #[serde(default)]
     pub network: bool,
+    /// The variables the commands got from the user, by name (their values are never
+    /// recorded): those of the environment that pass (`PATH`, the user, language, time,
+    /// certificate authorities, what the runner needs, `--pass-env`), and `--env`'s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
 }
 
 /// Why the sandbox asked for cannot be used.
@@ -206,6 +211,7 @@ impl Sandbox {
                 _ => None,
             },
             network,
+            env: Vec::new(),
         }
     }
 
