@@ -83,30 +83,28 @@ impl Source {
     /// Where the base tree's symbolic links point, those that name an absolute path (a
     /// `node_modules` kept elsewhere): paths the user's project names on the host.
     pub fn absolute_link_targets(&self) -> Vec<PathBuf> {
-        let Ok(repo) = Repository::open(&self.repo_dir) else {
-            return Vec::new();
-        };
-        let Ok(tree) = repo.find_tree(self.tree) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
-            if entry.filemode() == i32::from(git2::FileMode::Link)
-                && let Ok(blob) = repo.find_blob(entry.id())
-                && let Ok(target) = std::str::from_utf8(blob.content())
-                && target.starts_with('/')
-            {
-                out.push(PathBuf::from(target));
-            }
-            git2::TreeWalkResult::Ok
-        });
-        out
+        self.blobs(|_, entry| entry.filemode() == i32::from(git2::FileMode::Link))
+            .into_iter()
+            .filter_map(|(_, target)| String::from_utf8(target).ok())
+            .filter(|target| target.starts_with('/'))
+            .map(PathBuf::from)
+            .collect()
     }
 
     /// The base tree's text files whose paths `wanted` accepts (files of 1 MiB and more are
     /// left out: no source a test imports from is that large), read from the object store.
     pub fn text_files(&self, wanted: impl Fn(&str) -> bool) -> Vec<(String, String)> {
         const MAX: usize = 1 << 20;
+        self.blobs(|path, entry| entry.kind() == Some(git2::ObjectType::Blob) && wanted(path))
+            .into_iter()
+            .filter(|(_, content)| content.len() < MAX)
+            .map(|(path, content)| (path, String::from_utf8_lossy(&content).into_owned()))
+            .collect()
+    }
+
+    /// The base tree's entries that `wanted` accepts (by path and entry), with their content;
+    /// none when the tree cannot be read.
+    fn blobs(&self, wanted: impl Fn(&str, &git2::TreeEntry<'_>) -> bool) -> Vec<(String, Vec<u8>)> {
         let Ok(repo) = Repository::open(&self.repo_dir) else {
             return Vec::new();
         };
@@ -116,12 +114,10 @@ impl Source {
         let mut out = Vec::new();
         let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
             let path = format!("{dir}{}", entry.name().unwrap_or(""));
-            if entry.kind() == Some(git2::ObjectType::Blob)
-                && wanted(&path)
+            if wanted(&path, entry)
                 && let Ok(blob) = repo.find_blob(entry.id())
-                && blob.size() < MAX
             {
-                out.push((path, String::from_utf8_lossy(blob.content()).into_owned()));
+                out.push((path, blob.content().to_vec()));
             }
             git2::TreeWalkResult::Ok
         });
