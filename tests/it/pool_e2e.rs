@@ -311,17 +311,25 @@ fn a_slot_is_not_reused_while_processes_of_a_killed_run_live() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["outcome"], "no-breakage", "{v:#}");
     let used = slots(&pool).len();
-    for p in processes_with(&marker) {
+    let left = processes_with(&marker);
+    for p in &left {
         let pid: i32 = p.split(':').next().unwrap().parse().unwrap();
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid),
             nix::sys::signal::Signal::SIGKILL,
         );
     }
-    assert_eq!(
-        used, 4,
-        "a slot of the killed run was reused while its processes lived"
-    );
+    if left.is_empty() {
+        // Where control groups can be made, the next run swept the killed run's, killing
+        // what still ran in them (`src/run/limits.rs`); a slot's lock is free only once its
+        // last holder is gone, so a slot reused then was free of them.
+        assert!(used >= 2, "{used} slots");
+    } else {
+        assert_eq!(
+            used, 4,
+            "a slot of the killed run was reused while its processes lived"
+        );
+    }
 }
 
 #[test]
