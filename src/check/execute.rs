@@ -209,8 +209,7 @@ impl Check {
         .await;
         // A path the sandbox hides fails the command as a missing file would: say so.
         let evidence = evidence.map_err(|mut failure| {
-            let hint = jail.hidden_hint(&failure.message);
-            failure.message.push_str(&hint);
+            failure.hint = jail.hidden_hint(&failure.message);
             failure
         });
         info.duration_ms = ms(started.elapsed());
@@ -514,6 +513,10 @@ pub(super) struct Failure {
     pub(super) message: String,
     /// The tests a runner that was killed had already reported.
     pub(super) partial: Option<Report>,
+    /// Paths of the host the output names that the sandbox hides, and how to show them:
+    /// said only where the failure is an error (the environment's to fix), never to a
+    /// candidate graded for it, whose output could probe what the host has.
+    pub(super) hint: String,
 }
 
 impl Failure {
@@ -522,12 +525,13 @@ impl Failure {
             cause,
             message,
             partial: None,
+            hint: String::new(),
         }
     }
 
     /// As an error: what a run that cannot be judged records.
     pub(super) fn into_error(self) -> (ErrorCause, String) {
-        (self.cause, self.message)
+        (self.cause, self.message + &self.hint)
     }
 
     /// Why the tests did not run, when the command that ran them may be what cut the run

@@ -131,6 +131,22 @@ impl<'a> Lookup<'a> {
             resolution.suggestions.clear();
             return resolution;
         }
+        if let Some(reason) = self.not_run
+            && resolution.observation.status.is_pass()
+        {
+            // A pass in a report whose run never finished has no exit status to vouch for it:
+            // code under test could have written it and then hung. Its failures stand; its
+            // passes do not count.
+            resolution.observation = Observation {
+                status: TestStatus::NotRun,
+                message: Some(format!(
+                    "reported passing by a run that never finished, so not counted: {}",
+                    reason.sentence()
+                )),
+                details: None,
+            };
+            return resolution;
+        }
         let status = resolution.observation.status;
         if !matches!(status, TestStatus::Failed | TestStatus::Error) {
             return resolution;

@@ -96,7 +96,8 @@ impl Cgroup {
     fn try_create(limits: Limits) -> Result<Cgroup, String> {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let name = format!(
-            "patchgrade-{}-{}",
+            "patchgrade-{}-{}-{}",
+            pid_namespace(),
             std::process::id(),
             COUNT.fetch_add(1, Ordering::Relaxed)
         );
@@ -265,15 +266,31 @@ impl Drop for Cgroup {
     }
 }
 
-/// Remove the groups of patchgrade processes that are gone (`patchgrade-<pid>-<n>` in
-/// `parent`, their pid no longer running): what a killed run left behind, whatever still runs
-/// in them (a process that left its command's process group) killed first.
+/// This process's PID namespace (the inode `/proc/self/ns/pid` names): a pid means a
+/// process only within it, so a group is swept only by a run of the same namespace.
+fn pid_namespace() -> String {
+    fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .and_then(|l| {
+            let l = l.to_string_lossy().into_owned();
+            l.strip_prefix("pid:[")
+                .and_then(|r| r.strip_suffix(']'))
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "0".into())
+}
+
+/// Remove the groups of patchgrade processes of this PID namespace that are gone
+/// (`patchgrade-<ns>-<pid>-<n>` in `parent`, their pid no longer running): what a killed run
+/// left behind, whatever still runs in them (a process that left its command's process group)
+/// killed first.
 fn sweep(parent: &Path) {
+    let ns = format!("patchgrade-{}-", pid_namespace());
     for entry in fs::read_dir(parent).into_iter().flatten().flatten() {
         let name = entry.file_name();
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix("patchgrade-"))
+            .and_then(|n| n.strip_prefix(ns.as_str()))
             .and_then(|n| n.split('-').next())
             .and_then(|p| p.parse::<u32>().ok())
         else {

@@ -158,9 +158,11 @@ fn an_endless_loop_is_breaking_and_leaves_no_process() {
 }
 
 /// A runner that reports, then hangs on its way out (the candidate leaves a thread running):
-/// the tests its report holds keep their status.
+/// the failures its report holds stand, with their messages; its passes are not counted, since
+/// no exit status vouches for a report whose run never finished (code under test could have
+/// written it, then hung).
 #[test]
-fn the_tests_a_hung_run_reported_keep_their_status() {
+fn a_hung_runs_report_keeps_its_failures_not_its_passes() {
     let f = Fixture::calc();
     let patch = calc_with(
         &f,
@@ -171,12 +173,52 @@ fn the_tests_a_hung_run_reported_keep_their_status() {
     let v = run.json();
     assert_eq!(v["aborted"]["reason"], "timed-out", "{v:#}");
     // pytest wrote its report before the interpreter waited for the thread.
-    assert_eq!(
-        graded(&v, "tests/test_calc.py::test_add")["status"],
-        "passed"
+    let fixed = graded(&v, CALC_F2P[0]);
+    assert_eq!(fixed["status"], "failed", "{v:#}");
+    assert!(
+        fixed["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("DID NOT RAISE"))
     );
-    assert_eq!(graded(&v, CALC_F2P[0])["status"], "failed");
-    assert_eq!(v["outcome"], "no-op", "{v:#}");
+    let add = graded(&v, "tests/test_calc.py::test_add");
+    assert_eq!(
+        (&add["status"], &add["effect"]),
+        (&"not-run".into(), &"broken".into())
+    );
+    assert!(
+        add["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("reported passing by a run that never finished")),
+        "{v:#}"
+    );
+    assert_eq!(v["outcome"], "regression", "{v:#}");
+}
+
+/// A `conftest.py` that rewrites the report to pass, then hangs so that no exit status can
+/// contradict it: nothing it forged counts.
+#[test]
+fn a_report_forged_to_pass_before_a_hang_counts_for_nothing() {
+    let f = Fixture::calc();
+    let forge = "import os, pathlib, time\n\n\ndef pytest_sessionfinish(session):\n    \
+                 xml = session.config.option.xmlpath\n    \
+                 cases = ''.join('<testcase classname=\"tests.test_errors\" name=\"%s\"/>' % n \
+                 for n in ('test_divide_by_zero_raises', 'test_mean_of_nothing_raises'))\n    \
+                 pathlib.Path(xml).write_text('<testsuite>%s</testsuite>' % cases)\n    \
+                 time.sleep(600)\n";
+    let patch = f.diff_of("forge.diff", &[("conftest.py", forge)]);
+    let v = f.run(&calc_args(&patch).flag("--timeout", "8s")).json();
+    assert_eq!(v["aborted"]["reason"], "timed-out", "{v:#}");
+    assert_eq!(v["f2p"]["passing"], 0, "{v:#}");
+    // The forged passes were read, and set aside.
+    for id in CALC_F2P {
+        assert!(
+            graded(&v, id)["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("reported passing by a run that never finished")),
+            "{v:#}"
+        );
+    }
+    assert_eq!(v["outcome"], "regression", "{v:#}");
 }
 
 #[test]
