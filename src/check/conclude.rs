@@ -75,7 +75,7 @@ impl Check {
                         cause: failure.cause,
                         message: failure.message,
                     });
-                    Evidence::cut_short(failure.partial, reason)
+                    Evidence::cut_short(failure.partial.map(|p| *p), reason)
                 }
                 (Some(_), None) => {
                     let (cause, message) = failure.into_error();

@@ -422,11 +422,12 @@ impl Attempts<'_> {
         };
         if finished.termination == Termination::TimedOut {
             // What a runner that writes as it goes (a report per class or file) reported
-            // before it was killed still stands.
+            // before it was killed stands, its failures at least (see `judge::grade`).
             let reading = Instant::now();
             let partial = Report::read_output(&junit, command.junit_is_dir())
                 .ok()
-                .filter(|r| !r.cases.is_empty());
+                .filter(|r| !r.cases.is_empty())
+                .map(Box::new);
             info.steps.report_ms += ms(reading.elapsed());
             if partial.is_some() && info.dir.is_some() {
                 info.reports.push(junit);
@@ -512,7 +513,7 @@ pub(super) struct Failure {
     pub(super) cause: ErrorCause,
     pub(super) message: String,
     /// The tests a runner that was killed had already reported.
-    pub(super) partial: Option<Report>,
+    pub(super) partial: Option<Box<Report>>,
     /// Paths of the host the output names that the sandbox hides, and how to show them:
     /// said only where the failure is an error (the environment's to fix), never to a
     /// candidate graded for it, whose output could probe what the host has.
