@@ -5,7 +5,7 @@
 
 use super::cache::BaselineCache;
 use super::execute::Job;
-use super::prepare::{RunRoot, Site, blocking, prepare_baseline};
+use super::prepare::{RunRoot, Site, blocking, create_checkout, prepare_baseline};
 use super::{Check, Plan};
 use crate::judge::downstream::{Downstream, Method};
 use crate::observe::coverage::CoverageMap;
@@ -227,7 +227,7 @@ impl Check {
                 pool: None,
                 seeding: None,
             };
-            prepare_baseline(&source, tp.as_ref(), site)
+            create_checkout(&source, site).and_then(|made| prepare_baseline(made, tp.as_ref()))
         })
         .await
         .map_err(|e| e.describe().1)?;

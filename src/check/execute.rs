@@ -35,7 +35,7 @@ impl Check {
         let workdir = prepared.workdir.clone();
         let started = Instant::now();
         let fetch = job.command.fetch();
-        for dir in fetch.iter().flat_map(|f| &f.caches) {
+        for dir in fetch.iter().flat_map(|f| f.caches.iter().chain(&f.read)) {
             // Only a directory that exists can be shown, to the download step and then
             // read-only to the tests; one that cannot be made fails that step.
             let _ = std::fs::create_dir_all(dir);
@@ -46,39 +46,17 @@ impl Check {
             steps: prepared.steps,
             ..RunInfo::default()
         };
-        let paths = Paths {
-            workdir: workdir.clone(),
-            out: dir.join("out"),
-            scripts: dir.join("scripts"),
-            readonly: vec![plan.source.objects_dir().to_path_buf()],
-            tools: self
-                .python
-                .as_deref()
-                .and_then(Path::parent)
-                .map(Path::to_path_buf)
-                .into_iter()
-                .collect(),
-            hidden: hidden.to_vec(),
-            // The tests read what the download step wrote.
-            named: plan
-                .host_paths
-                .iter()
-                .cloned()
-                .chain(fetch.iter().flat_map(|f| f.caches.clone()))
-                .collect(),
-            shown: plan.shown.clone(),
-        };
-        // With `--setup-once`, a pool slot that ran this setup on this base keeps its output.
+        let paths = self.paths(plan, dir, &workdir, hidden);
+        // With `--setup-once`, a pool slot runs the setup on its base once (before the
+        // patches, for this run or an earlier one) and starts from its output.
         let once = self
             .setup_cmd
             .as_ref()
             .filter(|_| self.setup_once)
             .zip(prepared.lease.as_ref())
-            .map(|(cmd, lease)| (lease, self.setup_key(plan, cmd)));
-        info.setup_reused = once
-            .as_ref()
-            .is_some_and(|(lease, key)| lease.setup_done(key));
-        let setup = self.setup_cmd.as_ref().filter(|_| !info.setup_reused);
+            .is_some_and(|(cmd, lease)| lease.setup_done(&self.setup_key(plan, cmd)));
+        info.setup_reused = once && !prepared.setup_on_base;
+        let setup = self.setup_cmd.as_ref().filter(|_| !once);
         let online = setup.is_some() || fetch.is_some();
         let opening = Instant::now();
         let opened = Jail::open(&plan.sandbox, paths, self.network, online, self.limits).await;
@@ -128,30 +106,10 @@ impl Check {
                 fetched?;
             }
             if let Some(setup) = setup {
-                let script = self.with_python(with_workdir(setup, &jail.workdir()));
-                let setup = runner.spec(script, "setup", true, &[]);
                 let setting_up = Instant::now();
-                let ran = runner.run(&setup).await;
+                let ran = runner.setup(setup, "setup").await;
                 info.steps.setup_ms = ms(setting_up.elapsed());
-                match ran {
-                    Ok(f) if f.termination == Termination::Exited(0) => {}
-                    Ok(f) => {
-                        return Err(Failure::new(
-                            ErrorCause::SetupFailed,
-                            explain("setup command", f.termination, self.timeout, "", &setup),
-                        ));
-                    }
-                    Err(e) => {
-                        return Err(Failure::new(
-                            ErrorCause::CommandFailedToStart,
-                            format!("setup command could not start: {e}"),
-                        ));
-                    }
-                }
-                // Not recorded, the next use runs it again: a slot it cannot be noted in.
-                if let Some((lease, key)) = &once {
-                    let _ = lease.setup_ran(key);
-                }
+                ran?;
             }
             if online && let Err(e) = jail.end_setup().await {
                 let why = format!("the network could not be taken away after setup: {e}");
@@ -222,10 +180,67 @@ impl Check {
         Execution { info, evidence }
     }
 
-    /// The environment of the commands: `{workdir}` filled in (as the commands see it), and
-    /// the preset's removals unless the user set the variable.
+    /// Run the `--setup-once` setup in a pool slot's checkout of the base, before any patch,
+    /// in the plan's sandbox with the network: its output becomes the slot's to start from.
+    pub(super) async fn setup_on_base(
+        &self,
+        plan: &Plan,
+        dir: &Path,
+        prepared: &Prepared,
+        hidden: &[PathBuf],
+        cmd: &str,
+    ) -> Result<(), Failure> {
+        let paths = self.paths(plan, dir, &prepared.workdir, hidden);
+        let jail = Jail::open(&plan.sandbox, paths, self.network, true, self.limits)
+            .await
+            .map_err(|e| {
+                let why = format!("the {} sandbox could not start: {e}", plan.sandbox.name());
+                Failure::new(ErrorCause::SandboxFailed, why)
+            })?;
+        let job = plan.tests_job();
+        let runner = Attempts {
+            check: self,
+            job: &job,
+            dir,
+            env: self.env_for(plan, &jail.workdir()),
+            pass_env: self.pass_env_for(plan),
+            workdir: prepared.workdir.clone(),
+            hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
+            jail: &jail,
+        };
+        runner.setup(cmd, "setup-base").await
+    }
+
+    /// A side's sandbox paths: its checkout, reports and scripts; the repository's objects
+    /// and `--python`'s directory, read-only; what must stay hidden; the host paths the user
+    /// named and the toolchains in the home, shown read-only; what the user asked to show.
+    fn paths(&self, plan: &Plan, dir: &Path, workdir: &Path, hidden: &[PathBuf]) -> Paths {
+        Paths {
+            workdir: workdir.to_path_buf(),
+            out: dir.join("out"),
+            scripts: dir.join("scripts"),
+            readonly: vec![plan.source.objects_dir().to_path_buf()],
+            tools: self
+                .python
+                .as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .into_iter()
+                .collect(),
+            hidden: hidden.to_vec(),
+            // The toolchains in the home, and what the download step wrote there, read-only.
+            named: plan
+                .host_paths
+                .iter()
+                .cloned()
+                .chain(crate::run::preset::toolchain_dirs())
+                .collect(),
+            shown: plan.shown.clone(),
+        }
+    }
+
     /// What a `--setup-once` setup depends on: the command, the base tree, the environment.
-    fn setup_key(&self, plan: &Plan, cmd: &str) -> String {
+    pub(super) fn setup_key(&self, plan: &Plan, cmd: &str) -> String {
         let key = serde_json::to_vec(&(cmd, plan.source.tree.to_string(), &self.env));
         crate::util::digest::hash(&key.unwrap_or_default())
     }
@@ -238,6 +253,8 @@ impl Check {
         names
     }
 
+    /// The environment of the commands: `{workdir}` filled in (as the commands see it), and
+    /// the preset's removals unless the user set the variable.
     pub(super) fn env_for(
         &self,
         plan: &Plan,
@@ -333,6 +350,31 @@ impl Attempts<'_> {
             hold_open: self.hold,
             limits: launch.limits,
             pass_env: launch.pass_env,
+        }
+    }
+
+    /// The setup command, with the network; `log` names its script and logs.
+    async fn setup(&self, cmd: &str, log: &str) -> Result<(), Failure> {
+        let script = self
+            .check
+            .with_python(with_workdir(cmd, &self.jail.workdir()));
+        let setup = self.spec(script, log, true, &[]);
+        match self.run(&setup).await {
+            Ok(f) if f.termination == Termination::Exited(0) => Ok(()),
+            Ok(f) => Err(Failure::new(
+                ErrorCause::SetupFailed,
+                explain(
+                    "setup command",
+                    f.termination,
+                    self.check.timeout,
+                    "",
+                    &setup,
+                ),
+            )),
+            Err(e) => Err(Failure::new(
+                ErrorCause::CommandFailedToStart,
+                format!("setup command could not start: {e}"),
+            )),
         }
     }
 

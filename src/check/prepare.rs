@@ -43,6 +43,8 @@ pub(super) struct AppliedCandidate {
 pub(super) enum Prep {
     /// The test patch does not apply: the task is broken.
     TestPatch(ApplyFailure),
+    /// A `--setup-once` setup failed on the base, in a pool slot, before any patch.
+    Setup(String),
     /// I/O or git trouble.
     Checkout(String),
 }
@@ -53,6 +55,10 @@ impl Prep {
             Prep::TestPatch(f) => (
                 ErrorCause::TestPatchDoesNotApply,
                 format!("test patch does not apply: {f}"),
+            ),
+            Prep::Setup(m) => (
+                ErrorCause::SetupFailed,
+                format!("the setup fails on the base, before any patch (in a pool slot): {m}"),
             ),
             Prep::Checkout(m) => (ErrorCause::CheckoutFailed, m.clone()),
         }
@@ -67,29 +73,37 @@ pub(super) struct Site<'a> {
     pub(super) seeding: Option<&'a Seeding>,
 }
 
+/// A candidate refused before any checkout: it edits protected paths, and protected edits
+/// are rejected.
+pub(super) fn refused(candidate: &Patch, protection: &Protection) -> Option<Candidate> {
+    let protected = protection.edits(candidate.files());
+    (protection.action == OnProtectedEdit::Reject && !protected.is_empty())
+        .then(|| refuse(&protected))
+}
+
+fn refuse(protected: &[String]) -> Candidate {
+    Candidate::Rejected(ApplyFailure {
+        file: protected.first().cloned(),
+        hunk: None,
+        message: format!(
+            "refused: the patch edits protected paths ({}), and protected edits are rejected",
+            protected.join(", ")
+        ),
+    })
+}
+
+/// The candidate (and the test patch) applied to a checkout made by [`create_checkout`].
 pub(super) fn prepare_candidate(
-    source: &Source,
+    (checkout, mut prepared): (Checkout, Prepared),
     candidate: &Patch,
     test_patch: Option<&Patch>,
-    site: Site<'_>,
     strict: bool,
     protection: &Protection,
 ) -> Result<Candidate, Prep> {
-    let mut protected = protection.edits(candidate.files());
-    let refuse = |protected: &[String]| {
-        Candidate::Rejected(ApplyFailure {
-            file: protected.first().cloned(),
-            hunk: None,
-            message: format!(
-                "refused: the patch edits protected paths ({}), and protected edits are rejected",
-                protected.join(", ")
-            ),
-        })
-    };
-    if protection.action == OnProtectedEdit::Reject && !protected.is_empty() {
-        return Ok(refuse(&protected));
+    if let Some(refused) = refused(candidate, protection) {
+        return Ok(refused);
     }
-    let (checkout, mut prepared) = create_checkout(source, site)?;
+    let mut protected = protection.edits(candidate.files());
     let started = Instant::now();
     let applied = match checkout.apply(candidate, if strict { Fit::Exact } else { Fit::Fuzz }) {
         Ok(applied) => applied,
@@ -161,12 +175,11 @@ fn runner_sections(checkout: &Checkout, candidate: &Patch) -> Vec<(String, Strin
     found
 }
 
+/// The test patch applied to a checkout made by [`create_checkout`].
 pub(super) fn prepare_baseline(
-    source: &Source,
+    (checkout, mut prepared): (Checkout, Prepared),
     test_patch: Option<&Patch>,
-    site: Site<'_>,
 ) -> Result<Prepared, Prep> {
-    let (checkout, mut prepared) = create_checkout(source, site)?;
     if let Some(tp) = test_patch {
         let started = Instant::now();
         checkout.apply(tp, Fit::Offset).map_err(Prep::TestPatch)?;
@@ -181,8 +194,10 @@ pub(super) struct Prepared {
     pub(super) workdir: PathBuf,
     pub(super) lease: Option<Lease>,
     pub(super) seeded: Option<Seeded>,
-    /// How long the checkout and its patches took.
+    /// How long the checkout, its patches and a setup on its base took.
     pub(super) steps: Steps,
+    /// Whether a `--setup-once` setup ran on the base of this pool slot, for this run.
+    pub(super) setup_on_base: bool,
 }
 
 /// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
@@ -206,7 +221,8 @@ pub(super) fn create_checkout(
     };
     let seeded = match (&lease, seeding) {
         (None, Some(seeding)) => Some(seeding.plant(&checkout)),
-        _ => None,
+        (Some(lease), Some(seeding)) => Some(seeding.plant_in_slot(&checkout, lease)),
+        (_, None) => None,
     };
     let prepared = Prepared {
         workdir: checkout.workdir().to_path_buf(),
@@ -216,6 +232,7 @@ pub(super) fn create_checkout(
             checkout_ms: ms(started.elapsed()),
             ..Steps::default()
         },
+        setup_on_base: false,
     };
     log::info!(
         "checkout of {} in {}{}",

@@ -5,15 +5,16 @@
 use super::cache::{self, BaselineCache};
 use super::execute::Execution;
 use super::prepare::{
-    AppliedCandidate, Candidate, Prep, Prepared, RunRoot, Site, blocking, prepare_baseline,
-    prepare_candidate,
+    AppliedCandidate, Candidate, Prep, Prepared, RunRoot, Site, blocking, create_checkout,
+    prepare_baseline, prepare_candidate, refused,
 };
 use super::seeding::Seeding;
 use super::{Check, Plan};
 use crate::judge::verdict::ErrorCause;
 use crate::run::{Sandbox, process};
 use crate::util::time::ms;
-use crate::workspace::{ApplyFailure, Patch};
+use crate::workspace::{ApplyFailure, Checkout, Patch};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -81,28 +82,25 @@ impl Check {
         let cand_dir = root.path().join("candidate");
         let base_dir = root.path().join("baseline");
         let seeding = self.seeding(plan);
-        let cand = blocking(root.clone(), {
-            let (source, tp, dir, pool, seeding, strict, protection) = (
-                plan.source.clone(),
-                plan.test_patch.clone(),
-                cand_dir.clone(),
-                self.pool.clone(),
-                seeding.clone(),
-                self.strict_apply,
-                self.protection.clone(),
-            );
-            move || {
-                let site = Site {
-                    dir: &dir,
-                    pool: pool.as_ref(),
-                    seeding: seeding.as_ref(),
-                };
-                prepare_candidate(&source, &candidate, tp.as_ref(), site, strict, &protection)
-            }
-        });
         let keep = self.keep.is_some();
         let hidden = self.hidden(root);
         let hidden = &hidden;
+        let cand = async {
+            if let Some(refused) = refused(&candidate, &self.protection) {
+                return Ok(refused);
+            }
+            let made = self.checkout(plan, root, &cand_dir, seeding.as_ref(), hidden);
+            let made = made.await?;
+            let (tp, strict, protection) = (
+                plan.test_patch.clone(),
+                self.strict_apply,
+                self.protection.clone(),
+            );
+            blocking(root.clone(), move || {
+                prepare_candidate(made, &candidate, tp.as_ref(), strict, &protection)
+            })
+            .await
+        };
         let test_started = std::sync::OnceLock::new();
         let cand_side = async {
             let prepared = cand.await;
@@ -120,7 +118,9 @@ impl Check {
         };
         let (prepared_tx, prepared_rx) = tokio::sync::oneshot::channel();
         let base_side = async {
-            let source = self.baseline_source(plan, root, seeding.as_ref()).await;
+            let source = self
+                .baseline_source(plan, root, seeding.as_ref(), hidden)
+                .await;
             let _ = prepared_tx.send(match &source {
                 BaselineSource::Run {
                     prepared: Err(e), ..
@@ -193,7 +193,7 @@ impl Check {
     /// What a sandboxed command must not see: other runs (the temporary directory, this run's
     /// root, whose sides are brought back one each), the baseline caches and the pool's
     /// bookkeeping.
-    pub(super) fn hidden(&self, root: &RunRoot) -> Vec<std::path::PathBuf> {
+    pub(super) fn hidden(&self, root: &RunRoot) -> Vec<PathBuf> {
         let mut hidden = vec![std::env::temp_dir(), root.path().to_path_buf()];
         hidden.extend(self.cache.as_ref().map(|c| c.dir().to_path_buf()));
         hidden.extend(BaselineCache::default_dir());
@@ -289,6 +289,7 @@ impl Check {
         plan: &Plan,
         root: &Arc<RunRoot>,
         seeding: Option<&Seeding>,
+        hidden: &[PathBuf],
     ) -> BaselineSource {
         if !self.baseline {
             return BaselineSource::Skipped;
@@ -312,22 +313,71 @@ impl Check {
                 });
             }
         }
-        let (source, tp, dir, pool, seeding) = (
+        let dir = root.path().join("baseline");
+        let prepared = match self.checkout(plan, root, &dir, seeding, hidden).await {
+            Ok(made) => {
+                let tp = plan.test_patch.clone();
+                blocking(root.clone(), move || prepare_baseline(made, tp.as_ref())).await
+            }
+            Err(e) => Err(e),
+        };
+        BaselineSource::Run { prepared, store }
+    }
+
+    /// A side's checkout in `dir`, or in a pool's slot: made (or reset, and put back to the
+    /// slot's trusted state), with its build seed, and with a `--setup-once` setup run on its
+    /// base where the slot has not run it yet (then kept as the slot's state to start from).
+    pub(super) async fn checkout(
+        &self,
+        plan: &Plan,
+        root: &Arc<RunRoot>,
+        dir: &Path,
+        seeding: Option<&Seeding>,
+        hidden: &[PathBuf],
+    ) -> Result<(Checkout, Prepared), Prep> {
+        let (source, at, pool, seeding) = (
             plan.source.clone(),
-            plan.test_patch.clone(),
-            root.path().join("baseline"),
+            dir.to_path_buf(),
             self.pool.clone(),
             seeding.cloned(),
         );
-        let prepared = blocking(root.clone(), move || {
+        let (checkout, mut prepared) = blocking(root.clone(), move || {
             let site = Site {
-                dir: &dir,
+                dir: &at,
                 pool: pool.as_ref(),
                 seeding: seeding.as_ref(),
             };
-            prepare_baseline(&source, tp.as_ref(), site)
+            create_checkout(&source, site)
         })
-        .await;
-        BaselineSource::Run { prepared, store }
+        .await?;
+        let once = (self.setup_cmd.as_deref())
+            .filter(|_| self.setup_once)
+            .zip(prepared.lease.as_ref())
+            .map(|(cmd, lease)| (cmd, lease, self.setup_key(plan, cmd)))
+            .filter(|(_, lease, key)| !lease.setup_done(key));
+        let Some((cmd, _, key)) = once else {
+            return Ok((checkout, prepared));
+        };
+        let started = Instant::now();
+        self.setup_on_base(plan, dir, &prepared, hidden, cmd)
+            .await
+            .map_err(|failure| Prep::Setup(failure.message))?;
+        prepared.steps.setup_ms = ms(started.elapsed());
+        prepared.setup_on_base = true;
+        blocking(root.clone(), move || {
+            // The setup ran on the base alone: its output is the slot's to start from. Where
+            // it cannot be kept, this run goes on with it, and the next runs the setup again.
+            if let Some(lease) = &prepared.lease {
+                let kept = lease
+                    .keep(&checkout, &lease.marks())
+                    .map_err(|e| e.to_string());
+                if let Err(e) = kept.and_then(|()| lease.setup_ran(&key).map_err(|e| e.to_string()))
+                {
+                    log::info!("a pool slot could not keep its setup's output: {e}");
+                }
+            }
+            Ok((checkout, prepared))
+        })
+        .await
     }
 }

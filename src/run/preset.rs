@@ -130,8 +130,11 @@ pub const BASE_ENV: &[&str] = &[
 pub struct Fetch {
     /// The script, run at the checkout (`{workdir}` is filled in).
     pub script: &'static str,
-    /// The host directories it downloads into: writable to it alone, read-only to the tests.
+    /// The host directories it downloads into: writable to it alone.
     pub caches: Vec<PathBuf>,
+    /// What of them the tests read (read-only; among [`toolchain_dirs`]), made before the
+    /// step so that a sandbox can show them: cargo's registry, not its credentials.
+    pub read: Vec<PathBuf>,
 }
 
 /// cargo's home (`CARGO_HOME`, else `~/.cargo`): the registry it downloads into, and the
@@ -158,6 +161,42 @@ fn go_mod_cache() -> PathBuf {
 
 fn home() -> PathBuf {
     std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+}
+
+/// The directories the runners' toolchains keep under the user's home, which a sandbox that
+/// covers the home shows read-only again: what the tools and their caches are, never where
+/// credentials live. Cargo's registry and git checkouts but not its `credentials.toml` or
+/// `config.toml`, rustup's toolchains, Go's module cache, pyenv's interpreters and the user
+/// site-packages, nvm's and SDKMAN's installs, Maven's repository but not its
+/// `settings.xml`, Gradle's caches and wrapper distributions but not its
+/// `gradle.properties`. One list for every command, whatever its runner: none of it is
+/// secret, and a custom command runs the same tools. (Tools on `PATH` and paths the user
+/// names are shown by the sandbox itself.)
+pub fn toolchain_dirs() -> Vec<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = home();
+    let cargo = cargo_home();
+    let gradle = var("GRADLE_USER_HOME").unwrap_or_else(|| home.join(".gradle"));
+    let mut dirs = vec![
+        cargo.join("bin"),
+        cargo.join("registry"),
+        cargo.join("git"),
+        var("RUSTUP_HOME").unwrap_or_else(|| home.join(".rustup")),
+        go_mod_cache(),
+        var("PYENV_ROOT").unwrap_or_else(|| home.join(".pyenv")),
+        home.join(".local/lib"),
+        var("NVM_DIR").unwrap_or_else(|| home.join(".nvm")),
+        var("SDKMAN_DIR").map_or_else(|| home.join(".sdkman/candidates"), |d| d.join("candidates")),
+        home.join(".m2/repository"),
+        gradle.join("caches"),
+        gradle.join("wrapper/dists"),
+    ];
+    dirs.extend(["GOROOT", "JAVA_HOME"].into_iter().filter_map(var));
+    dirs
 }
 
 /// Python's bytecode, sealed hash-checked: a fresh checkout imports the unchanged modules
@@ -214,9 +253,10 @@ const MAVEN: &str = "find . -path '*/target/surefire-reports' -prune -type d -ex
 
 /// As Maven, with Gradle's `build/test-results/test`. Without `--no-daemon` the daemon would
 /// outlive the run, outside its process group; stale results would also make the task look
-/// up to date and run nothing. Gradle's user home must be writable: where the user's is not (in
-/// a sandbox), the checkout gets its own.
-const GRADLE: &str = "[ -w \"${GRADLE_USER_HOME:-$HOME/.gradle}\" ] || export GRADLE_USER_HOME={workdir}/.gradle/user-home; find . -path '*/build/test-results/test' -prune -type d -exec rm -rf {} +; if [ -x ./gradlew ]; then gradle=./gradlew; else gradle=gradle; fi; \"$gradle\" test --no-daemon --continue {tests}; status=$?; mkdir -p {junit}; find . -path '*/build/test-results/test' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
+/// up to date and run nothing. Gradle's user home, and its caches, must be writable: where the
+/// user's are not (in a sandbox, which shows the caches read-only in an empty home), the
+/// checkout gets its own.
+const GRADLE: &str = "g=\"${GRADLE_USER_HOME:-$HOME/.gradle}\"; { [ -w \"$g\" ] && { [ ! -e \"$g/caches\" ] || [ -w \"$g/caches\" ]; }; } || export GRADLE_USER_HOME={workdir}/.gradle/user-home; find . -path '*/build/test-results/test' -prune -type d -exec rm -rf {} +; if [ -x ./gradlew ]; then gradle=./gradlew; else gradle=gradle; fi; \"$gradle\" test --no-daemon --continue {tests}; status=$?; mkdir -p {junit}; find . -path '*/build/test-results/test' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
 
 impl Named for Preset {
     const NAMES: &'static [(&'static str, Preset)] = &[
@@ -347,10 +387,12 @@ impl Preset {
             Preset::Nextest => Some(Fetch {
                 script: "cd / && cargo fetch --manifest-path {workdir}/Cargo.toml",
                 caches: vec![cargo_home()],
+                read: vec![cargo_home().join("registry"), cargo_home().join("git")],
             }),
             Preset::Go => Some(Fetch {
                 script: "[ ! -f go.mod ] || go mod download",
                 caches: vec![go_mod_cache()],
+                read: vec![go_mod_cache()],
             }),
             Preset::Pytest
             | Preset::Unittest

@@ -144,6 +144,15 @@ pub struct CheckoutError {
     pub reason: String,
 }
 
+/// The base tree's paths, relative to the work tree's root ([`Checkout::tracked`]).
+#[derive(Debug, Default, Clone)]
+pub struct Tracked {
+    /// Directories and submodules.
+    pub dirs: std::collections::HashSet<String>,
+    /// Files and links.
+    pub leaves: std::collections::HashSet<String>,
+}
+
 /// A checkout of the base tree in a directory the caller owns.
 pub struct Checkout {
     repo: Repository,
@@ -198,8 +207,9 @@ impl Checkout {
     /// Reset an earlier checkout of the same repository in `workdir` to the base commit, for
     /// reuse: the paths earlier patches touched are put back first (so an ignored path a patch
     /// wrote does not survive, and `.gitignore` is the base's when the rest is judged), then a
-    /// forced checkout rewrites the files that differ and removes untracked files, keeping
-    /// ignored ones (build output, `node_modules`, `__pycache__`).
+    /// forced checkout rewrites the files that differ and removes untracked files. Ignored
+    /// ones (build output, `node_modules`, `__pycache__`) are left for the caller, which puts
+    /// them back as they were at a trusted moment ([`super::snapshot::Snapshot::restore`]).
     pub fn reuse(
         source: &Source,
         workdir: &Path,
@@ -243,7 +253,6 @@ impl Checkout {
                 .and_then(|()| checkout.repo.set_head_detached(commit.id()))
                 .map_err(|e| fail(e.message().to_string()))?;
         }
-        checkout.remove_bytecode().map_err(fail)?;
         match fs::remove_file(&touched) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(fail(format!("{}: {e}", touched.display())))
@@ -492,6 +501,17 @@ impl Checkout {
 
     /// Every directory and non-link file of the base tree, directories before what is in them.
     fn base_entries(&self) -> Result<Vec<(String, bool)>, String> {
+        let entries = self.tracked_entries()?;
+        Ok(entries
+            .into_iter()
+            .filter(|(_, mode)| *mode != 0o120000 && *mode != 0o160000)
+            .map(|(path, mode)| (path, mode == 0o040000))
+            .collect())
+    }
+
+    /// Every entry of the base tree with its mode (a directory `0o040000`, a link `0o120000`,
+    /// a submodule `0o160000`), directories before what is in them.
+    fn tracked_entries(&self) -> Result<Vec<(String, i32)>, String> {
         let tree = self
             .repo
             .find_commit(self.commit)
@@ -500,15 +520,27 @@ impl Checkout {
         let mut entries = Vec::new();
         tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
             if let Ok(name) = entry.name() {
-                let dir = entry.kind() == Some(git2::ObjectType::Tree);
-                if dir || entry.filemode() != 0o120000 {
-                    entries.push((format!("{root}{name}"), dir));
-                }
+                entries.push((format!("{root}{name}"), entry.filemode()));
             }
             git2::TreeWalkResult::Ok
         })
         .map_err(|e| e.message().to_string())?;
         Ok(entries)
+    }
+
+    /// The base tree's paths: its directories (and submodules, which the work tree holds as
+    /// empty directories), and its files and links. Whatever else a reset work tree holds is
+    /// ignored output.
+    pub fn tracked(&self) -> Result<Tracked, CheckoutError> {
+        let mut tracked = Tracked::default();
+        for (path, mode) in self.tracked_entries().map_err(|e| self.error(e))? {
+            if mode == 0o040000 || mode == 0o160000 {
+                tracked.dirs.insert(path);
+            } else {
+                tracked.leaves.insert(path);
+            }
+        }
+        Ok(tracked)
     }
 
     /// Remove what a test left where the base tree has a directory or a regular file and the
@@ -524,29 +556,6 @@ impl Checkout {
             let in_the_way = meta.file_type().is_symlink() || (dir && !meta.is_dir());
             if in_the_way {
                 fs::remove_file(&full).map_err(|e| format!("{}: {e}", full.display()))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Remove the `__pycache__` of every directory of the base tree. Python trusts bytecode
-    /// whose header matches its source's mtime and size, and a restored source can match an
-    /// earlier patch's (a same-size edit within one second): the earlier patch's code would
-    /// run and decide the verdict. Bytecode is cheap to rebuild; other ignored build output
-    /// stays.
-    fn remove_bytecode(&self) -> Result<(), String> {
-        let mut dirs = vec![String::new()];
-        dirs.extend(
-            self.base_entries()?
-                .into_iter()
-                .filter(|(_, dir)| *dir)
-                .map(|(path, _)| path),
-        );
-        for dir in dirs {
-            let cache = self.workdir.join(&dir).join("__pycache__");
-            // Not followed: a link there is removed, never what it points to.
-            if fs::symlink_metadata(&cache).is_ok() {
-                remove_path(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
             }
         }
         Ok(())

@@ -20,6 +20,8 @@
 //! - [`protect`]: [`Protection`], test and CI paths a candidate should not edit.
 //! - [`pool`]: [`WorkdirPool`], checkouts kept and reset between runs.
 //! - [`seed`]: [`SeedStore`], a trusted run's build output copied into fresh checkouts.
+//! - [`snapshot`]: [`snapshot::Snapshot`], a pool slot's ignored output at its last trusted moment, put
+//!   back before every use.
 
 pub mod apply;
 pub mod checkout;
@@ -34,6 +36,7 @@ pub mod pool;
 pub mod protect;
 mod repair;
 pub mod seed;
+pub mod snapshot;
 pub mod wrapper;
 
 pub use apply::{Applied, ApplyFailure, ApplyStrategy, Fit, MovedHunk, OverriddenHunk};

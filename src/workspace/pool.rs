@@ -1,19 +1,22 @@
 //! Reusable checkouts (`--workdir-pool DIR`): prepared checkouts kept between runs, so that an
-//! agent loop's checks and a batch's tasks skip writing the whole tree and keep their ignored
-//! build output (`target/`, `node_modules/`, `.venv`), which keeps incremental builds
-//! incremental.
+//! agent loop's checks and a batch's tasks skip writing the whole tree, and start from the
+//! ignored output (`target/`, `node_modules/`, `.venv`) of the slot's last trusted moment: a
+//! setup run on the base, a build seed planted. What a run's own commands leave there is gone
+//! at the next use: it was written by a candidate's code.
 //!
 //! ```text
-//! DIR/<repository>/slot-<n>/        a checkout (its own `.git`, borrowing the repository's objects)
-//! DIR/<repository>/slot-<n>.lock    held (flock) by the run using the slot
-//! DIR/<repository>/slot-<n>.touched the paths patches touched there, NUL-separated
-//! DIR/<repository>/slot-<n>.setup   the setup that ran there once (`--setup-once`), by key
+//! DIR/<repository>/slot-<n>/          a checkout (its own `.git`, borrowing the repository's objects)
+//! DIR/<repository>/slot-<n>.lock      held (flock) by the run using the slot
+//! DIR/<repository>/slot-<n>.touched   the paths patches touched there, NUL-separated
+//! DIR/<repository>/slot-<n>.setup     the setup that ran there once (`--setup-once`), by key
+//! DIR/<repository>/slot-<n>.snapshot/ its ignored output at its last trusted moment ([`Snapshot`])
 //! ```
 //!
 //! A run takes the first slot whose lock it can get, or makes a new one; the lock is released
 //! when the run ends or its process dies. A slot that cannot be reset is made again.
 
 use super::checkout::{Checkout, CheckoutError, Source};
+use super::snapshot::{Marks, Snapshot, SnapshotError};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
@@ -29,6 +32,8 @@ pub struct Lease {
     _lock: File,
     /// Where the slot records the setup that ran in it (beside it, out of its tests' reach).
     setup: PathBuf,
+    /// The slot's ignored output at its last trusted moment.
+    snapshot: Snapshot,
 }
 
 impl Lease {
@@ -45,9 +50,22 @@ impl Lease {
         fs::read_to_string(&self.setup).is_ok_and(|done| done == key)
     }
 
-    /// Record that the setup `key` names ran in this slot and succeeded.
+    /// Record that the setup `key` names ran in this slot on its base and succeeded, its
+    /// output kept ([`Lease::keep`] first).
     pub fn setup_ran(&self, key: &str) -> std::io::Result<()> {
         crate::util::atomic::write(&self.setup, key.as_bytes())
+    }
+
+    /// Keep the slot's ignored output as it is now, labelled `marks`, as what every later use
+    /// starts from. Only at a trusted moment: before any patch, with only trusted commands
+    /// run in the slot since it was acquired (a setup on the base, a build seed planted).
+    pub fn keep(&self, checkout: &Checkout, marks: &Marks) -> Result<(), SnapshotError> {
+        self.snapshot.take(checkout, marks)
+    }
+
+    /// The labels of the state the slot started from.
+    pub fn marks(&self) -> Marks {
+        self.snapshot.marks()
     }
 }
 
@@ -98,11 +116,23 @@ impl WorkdirPool {
             let lease = Lease {
                 _lock: lock,
                 setup: repo_dir.join(format!("slot-{n}.setup")),
+                snapshot: Snapshot::new(repo_dir.join(format!("slot-{n}.snapshot"))),
             };
             if slot.join(".git").is_dir()
                 && let Ok(checkout) = Checkout::reuse(source, &slot, &record)
             {
-                return Ok((checkout, lease));
+                match lease.snapshot.restore(&checkout) {
+                    Ok(restored) => {
+                        log::debug!(
+                            "slot {}: {} ignored entries removed, {} put back",
+                            slot.display(),
+                            restored.removed,
+                            restored.copied
+                        );
+                        return Ok((checkout, lease));
+                    }
+                    Err(e) => log::info!("slot {} is made again: {e}", slot.display()),
+                }
             }
             // New, or past repair (a test that broke its `.git`, a half-made slot).
             if slot.exists() {
@@ -116,7 +146,14 @@ impl WorkdirPool {
                     _ => {}
                 }
             }
-            return Checkout::create(source, &slot).map(|c| (c.recorded(record), lease));
+            let snapshot_failed = |e: SnapshotError| CheckoutError {
+                dir: slot.clone(),
+                reason: e.to_string(),
+            };
+            lease.snapshot.remove().map_err(snapshot_failed)?;
+            let checkout = Checkout::create(source, &slot)?;
+            lease.snapshot.empty().map_err(snapshot_failed)?;
+            return Ok((checkout.recorded(record), lease));
         }
     }
 }

@@ -162,6 +162,11 @@ impl SeedStore {
         Ok(true)
     }
 
+    /// Whether the seed `name` is here.
+    pub fn has(&self, name: &str) -> bool {
+        self.dir.join(name).join("manifest.json").is_file()
+    }
+
     /// Copy the seed `name` into `checkout`, a fresh one nothing has run in yet, and settle
     /// the times of the files it saw as they are. Build dirs the checkout already has are
     /// left alone. Returns whether a seed was planted. On an error the planted copies are

@@ -40,12 +40,12 @@ fn check_calc(f: &Fixture, patch: &str, extra: &[&str]) -> Value {
     f.run(&CheckArgs::calc(patch).args(&args)).json()
 }
 
-/// The slots of a pool: `DIR/<repository>/slot-<n>`.
+/// The slots of a pool: `DIR/<repository>/slot-<n>` (beside each, its `.snapshot`).
 fn slots(pool: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for repo in std::fs::read_dir(pool).unwrap().flatten() {
         for e in std::fs::read_dir(repo.path()).unwrap().flatten() {
-            if e.path().is_dir() {
+            if e.path().is_dir() && e.path().extension().is_none() {
                 found.push(e.path());
             }
         }
@@ -86,8 +86,11 @@ fn verdicts_with_the_pool_are_those_without_it() {
     f.assert_untouched(&before);
 }
 
+/// A slot starts every use from its trusted state: tracked files reset exactly, and ignored
+/// output as its setup on the base left it. What a run's tests wrote there (its own build
+/// output, a file in an ignored directory, one a patch added) is gone at the next use.
 #[test]
-fn a_slot_is_reset_but_keeps_ignored_build_output() {
+fn a_slot_starts_every_use_from_its_trusted_state() {
     crate::setup::require_pytest();
     let f = Fixture::with_files(&[
         (".gitignore", "build/\n__pycache__/\n"),
@@ -100,11 +103,12 @@ fn a_slot_is_reset_but_keeps_ignored_build_output() {
              def test_clean_start():\n    \
                  assert not os.path.exists('junk.txt'), 'left by an earlier run'\n    \
                  assert not os.path.exists('build/from-patch.txt'), 'left by an earlier patch'\n    \
+                 assert open('build/installed').read() == 'base\\n', 'the setup output'\n    \
                  pathlib.Path('junk.txt').write_text('x')\n\
              def test_build_output():\n    \
                  p = pathlib.Path('build/runs')\n    \
-                 p.parent.mkdir(exist_ok=True)\n    \
-                 p.write_text(str(int(p.read_text()) + 1 if p.exists() else 1))\n",
+                 p.write_text(str(int(p.read_text()) + 1 if p.exists() else 1))\n    \
+                 pathlib.Path('build/installed').write_text('changed by a run\\n')\n",
         ),
     ]);
     let fix = f.scratch_file(
@@ -125,6 +129,11 @@ fn a_slot_is_reset_but_keeps_ignored_build_output() {
                 .json()
                 .arg("--no-cache")
                 .flag("--workdir-pool", &pool)
+                .arg("--setup-once")
+                .flag(
+                    "--setup-cmd",
+                    "mkdir -p build && echo base > build/installed",
+                )
                 .patch(patch)
                 .f2p("test_app.py::test_value")
                 .p2p("test_app.py::test_clean_start")
@@ -138,6 +147,7 @@ fn a_slot_is_reset_but_keeps_ignored_build_output() {
     for _ in 0..2 {
         let v = run(&fix);
         assert_eq!(v["outcome"], "resolved", "{v:#}");
+        assert_eq!(v["runs"]["candidate"]["setup_reused"], true, "{v:#}");
         // Passing on both sides: each run started from a clean slot, not one broken at base.
         let clean = crate::setup::graded(&v, "test_app.py::test_clean_start");
         assert_eq!(
@@ -149,13 +159,11 @@ fn a_slot_is_reset_but_keeps_ignored_build_output() {
     let slots = slots(&pool);
     assert_eq!(slots.len(), 2);
     for slot in &slots {
-        // Three runs in each slot, counted by ignored output that survived the resets.
-        assert_eq!(
-            std::fs::read_to_string(slot.join("build/runs")).unwrap(),
-            "3"
-        );
+        // Three runs in each slot, each one the first to count: no run's output survived.
+        let runs = std::fs::read_to_string(slot.join("build/runs")).unwrap();
+        assert_eq!(runs, "1");
         assert!(slot.join("__pycache__").is_dir());
-        // The last run's untracked file stays until the next reset.
+        // The last run's files stay until the next use.
         assert!(slot.join("junk.txt").exists());
         assert!(!slot.join("build/from-patch.txt").exists());
         assert!(!slot.join(".git/patchgrade-touched").exists());
@@ -167,6 +175,181 @@ fn a_slot_is_reset_but_keeps_ignored_build_output() {
         .filter_map(|s| std::fs::read(s.with_extension("touched")).ok())
         .collect();
     assert_eq!(records, [b"app.py\0".to_vec()]);
+    f.assert_untouched(&before);
+}
+
+/// Whether `command` passes in a copy of a pool slot as the last run left it, with `file`
+/// then written as `content` (the next candidate's code): what the next run would have
+/// started from without the reset.
+fn passes_as_left(
+    f: &Fixture,
+    slot: &Path,
+    (file, content): (&str, &str),
+    command: &[&str],
+) -> bool {
+    let copy = f.scratch.join("slot-as-left");
+    std::fs::create_dir_all(&copy).unwrap();
+    crate::setup::copy_dir(slot, &copy);
+    std::fs::write(copy.join(file), content).unwrap();
+    let out = std::process::Command::new(command[0])
+        .args(&command[1..])
+        .current_dir(&copy)
+        .output()
+        .unwrap();
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+    out.status.success()
+}
+
+/// Two runs of the next candidate, which breaks the code, in the slot the attack used: its
+/// test fails each time, from the setup's output.
+fn next_candidate_fails(run: impl Fn() -> Value, status: impl Fn(&Value) -> Value) {
+    for _ in 0..2 {
+        let v = run();
+        assert_eq!(status(&v), "failed", "{v:#}");
+        assert_eq!(v["runs"]["candidate"]["setup_reused"], true, "{v:#}");
+    }
+}
+
+/// The attack of planted output, in Python: a candidate's code writes a module into an
+/// ignored directory that is first on the import path (vendored `deps/`, before `src/`).
+/// The next candidate in the slot breaks the code; the planted module would pass its tests
+/// for it.
+#[test]
+fn a_module_a_candidate_plants_in_ignored_output_never_decides_a_later_run() {
+    crate::setup::require_pytest();
+    let calc = "def add(a, b):\n    return a + b\n";
+    let f = Fixture::with_files(&[
+        (".gitignore", "deps/\n__pycache__/\n"),
+        (
+            "conftest.py",
+            "import os, sys\nhere = os.path.dirname(__file__)\n\
+             sys.path[:0] = [os.path.join(here, 'deps'), os.path.join(here, 'src')]\n",
+        ),
+        ("src/calc.py", calc),
+        (
+            "test_calc.py",
+            "from calc import add\ndef test_add():\n    assert add(2, 3) == 5\n",
+        ),
+    ]);
+    let planting = f.diff_of(
+        "plant.diff",
+        &[(
+            "src/calc.py",
+            &format!(
+                "import os\n_deps = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'deps')\n\
+                 with open(os.path.join(_deps, 'calc.py'), 'w') as f:\n    f.write({calc:?})\n{calc}"
+            ),
+        )],
+    );
+    let broken = "def add(a, b):\n    return a - b\n";
+    let breaking = f.diff_of("break.diff", &[("src/calc.py", broken)]);
+    let pool = f.scratch.join("pool");
+    let before = f.snapshot();
+    let run = |patch: &Path| -> Value {
+        f.run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .json()
+                .args(&["--no-cache", "--baseline", "skip", "--setup-once"])
+                .flag("--workdir-pool", &pool)
+                .flag(
+                    "--setup-cmd",
+                    "mkdir -p deps && echo 'VERSION = 1' > deps/vendored.py",
+                )
+                .patch(patch)
+                .p2p("test_calc.py::test_add"),
+        )
+        .json()
+    };
+    let status = |v: &Value| crate::setup::graded(v, "test_calc.py::test_add")["status"].clone();
+    let planted = run(&planting);
+    assert_eq!(status(&planted), "passed", "{planted:#}");
+    let slot = &slots(&pool)[0];
+    assert!(
+        slot.join("deps/calc.py").exists(),
+        "the candidate planted nothing"
+    );
+    // Without the reset the plant decides: the breaking candidate's code passes there.
+    let pytest = [
+        "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "test_calc.py",
+    ];
+    assert!(passes_as_left(&f, slot, ("src/calc.py", broken), &pytest));
+    next_candidate_fails(|| run(&breaking), status);
+    assert!(!slot.join("deps/calc.py").exists());
+    assert_eq!(
+        std::fs::read_to_string(slot.join("deps/vendored.py")).unwrap(),
+        "VERSION = 1\n"
+    );
+    f.assert_untouched(&before);
+}
+
+/// The attack of planted output, in Node: a candidate's code rewrites the assertion library
+/// its setup installed in `node_modules` to pass everything. The next candidate in the slot
+/// breaks the code; the rewritten library would pass its tests for it.
+#[test]
+fn a_library_a_candidate_rewrites_in_node_modules_never_decides_a_later_run() {
+    if !crate::setup::have_runner("node") {
+        return crate::setup::skip("node is not installed");
+    }
+    let calc = "exports.add = (a, b) => a + b;\n";
+    let f = Fixture::with_files(&[
+        (".gitignore", "node_modules/\n"),
+        ("calc.js", calc),
+        (
+            "test/calc.test.js",
+            "const test = require('node:test');\nconst { equal } = require('tiny-assert');\n\
+             const { add } = require('../calc.js');\ntest('add', () => equal(add(2, 3), 5));\n",
+        ),
+    ]);
+    let library = "node_modules/tiny-assert/index.js";
+    let forged = "exports.equal = () => {};\n";
+    let rewriting = f.diff_of(
+        "rewrite.diff",
+        &[(
+            "calc.js",
+            &format!(
+                "require('fs').writeFileSync(require('path').join(__dirname, {library:?}), {forged:?});\n{calc}"
+            ),
+        )],
+    );
+    let broken = "exports.add = (a, b) => a - b;\n";
+    let breaking = f.diff_of("break.diff", &[("calc.js", broken)]);
+    let pool = f.scratch.join("pool");
+    let before = f.snapshot();
+    let install = "mkdir -p node_modules/tiny-assert && printf '%s\\n' \
+                   \"const assert = require('node:assert');\" \
+                   'exports.equal = (a, b) => assert.strictEqual(a, b);' \
+                   > node_modules/tiny-assert/index.js";
+    let id = "test/calc.test.js › add";
+    let run = |patch: &Path| -> Value {
+        f.run(
+            &CheckArgs::new()
+                .runner("node")
+                .json()
+                .args(&["--no-cache", "--baseline", "skip", "--setup-once"])
+                .flag("--workdir-pool", &pool)
+                .flag("--setup-cmd", install)
+                .patch(patch)
+                .p2p(id),
+        )
+        .json()
+    };
+    let status = |v: &Value| crate::setup::graded(v, id)["status"].clone();
+    let rewritten = run(&rewriting);
+    assert_eq!(status(&rewritten), "passed", "{rewritten:#}");
+    let slot = &slots(&pool)[0];
+    assert_eq!(std::fs::read_to_string(slot.join(library)).unwrap(), forged);
+    // Without the reset the rewritten library decides: the breaking code passes there.
+    let node = ["node", "--test", "test/calc.test.js"];
+    assert!(passes_as_left(&f, slot, ("calc.js", broken), &node));
+    next_candidate_fails(|| run(&breaking), status);
+    assert_ne!(std::fs::read_to_string(slot.join(library)).unwrap(), forged);
     f.assert_untouched(&before);
 }
 

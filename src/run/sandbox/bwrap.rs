@@ -1,6 +1,6 @@
 //! bubblewrap: the host's tree read-only, the checkout and the report directory writable, a
-//! private `/tmp`, the cache, the pool and other runs hidden, no network, and a PID namespace
-//! whose processes all die with the run.
+//! private `/tmp`, an empty home, the cache, the pool and other runs hidden, no network, and a
+//! PID namespace whose processes all die with the run.
 
 use super::jail::Paths;
 use std::ffi::OsString;
@@ -71,26 +71,37 @@ pub(super) fn available() -> Result<(), String> {
         .clone()
 }
 
-/// The directories of the tools on `PATH` that the sandbox's private temporary directories
-/// (`/tmp`, `/var/tmp`, `TMPDIR`) would cover, to be brought back read-only: a `PATH` entry
-/// itself, or for a `bin` or `.bin` directory its parent (a virtualenv's `.venv/bin` needs
-/// `.venv`, a `node_modules/.bin` its `node_modules`). Never one that would show what is
-/// hidden: a temporary directory itself, a directory holding a hidden one, or one inside a
-/// hidden directory that is not a temporary one (a run, the cache, the pool).
+/// The directories of the tools on `PATH` that the sandbox's covered directories (the
+/// private temporary ones, the home) would hide, to be brought back read-only, each with the
+/// tree it needs ([`tool_tree`]). Never one that would show what is hidden: a covered
+/// directory itself, a directory holding a hidden one, or one inside a hidden directory that
+/// is not a covered one (a run, the cache, the pool).
 pub(super) fn path_tools(path: &std::ffi::OsStr, hidden: &[PathBuf]) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
     for entry in std::env::split_paths(path) {
-        if let Some(dir) = bring_back(with_its_tree(entry), hidden)
-            && !found.contains(&dir)
-        {
-            found.push(dir);
+        for dir in tool_tree(entry) {
+            if let Some(dir) = bring_back(dir, hidden)
+                && !found.contains(&dir)
+            {
+                found.push(dir);
+            }
         }
     }
     found
 }
 
+/// The user's home, covered by an empty tmpfs so that the tests read none of the user's
+/// files (registry tokens, keys, shell history): `HOME` where it is an absolute directory
+/// other than `/` or a private temporary directory.
+pub(super) fn home() -> Option<PathBuf> {
+    let home = PathBuf::from(std::env::var_os("HOME")?);
+    let temporary = private_temporary();
+    (home.is_absolute() && home.parent().is_some() && home.is_dir() && !temporary.contains(&home))
+        .then_some(home)
+}
+
 /// The private temporary directories, covered by an empty tmpfs each.
-fn private() -> [PathBuf; 3] {
+fn private_temporary() -> [PathBuf; 3] {
     [
         PathBuf::from("/tmp"),
         PathBuf::from("/var/tmp"),
@@ -98,18 +109,69 @@ fn private() -> [PathBuf; 3] {
     ]
 }
 
-/// A `bin` or `.bin` directory stands for its parent (a virtualenv, a `node_modules`).
-fn with_its_tree(dir: PathBuf) -> PathBuf {
-    let bin = dir.file_name().is_some_and(|n| n == "bin" || n == ".bin");
-    match dir.parent() {
-        Some(parent) if bin => parent.to_path_buf(),
-        _ => dir,
+/// Every directory the sandbox covers with an empty one: the private temporary directories
+/// and the home (also by its real path, where `HOME` is a link).
+fn private() -> Vec<PathBuf> {
+    let mut covered = private_temporary().to_vec();
+    if let Some(home) = home() {
+        if let Ok(real) = std::fs::canonicalize(&home)
+            && real != home
+        {
+            covered.push(real);
+        }
+        covered.push(home);
     }
+    covered
 }
 
-/// `path` if the private temporary directories cover it and bringing it back read-only shows
-/// nothing hidden: not a temporary directory itself, nor a directory holding a hidden one,
-/// nor one inside a hidden directory that is not a temporary one.
+/// What a tool directory needs shown with it. A `node_modules/.bin` needs its `node_modules`.
+/// A `bin` directory needs its parent (a virtualenv, an interpreter's install): the whole
+/// parent under a temporary directory, but in the home only the parts an install has (`lib`,
+/// `lib64`, `libexec`, `include`, a virtualenv's `pyvenv.cfg`), since beside `~/.cargo/bin`
+/// or `~/.local/bin` lie the user's credentials and data. A virtualenv needs its base
+/// interpreter too (`home` in its `pyvenv.cfg`), which is often elsewhere in the home.
+fn tool_tree(dir: PathBuf) -> Vec<PathBuf> {
+    let name = dir.file_name().map(|n| n.to_os_string());
+    let Some(parent) = dir.parent().map(Path::to_path_buf) else {
+        return vec![dir];
+    };
+    if name.as_deref() == Some(".bin".as_ref()) {
+        return vec![parent];
+    }
+    if name.as_deref() != Some("bin".as_ref()) {
+        return vec![dir];
+    }
+    let in_temporary = private_temporary().iter().any(|t| parent.starts_with(t));
+    let mut tree = if in_temporary {
+        vec![parent.clone()]
+    } else {
+        ["lib", "lib64", "libexec", "include", "pyvenv.cfg"]
+            .iter()
+            .map(|part| parent.join(part))
+            .chain([dir])
+            .collect()
+    };
+    if let Some(base) = venv_base(&parent) {
+        tree.extend(tool_tree(base));
+    }
+    tree
+}
+
+/// A virtualenv's base interpreter's directory: `home` in its `pyvenv.cfg`, when that is
+/// another absolute `bin` directory (so the recursion of [`tool_tree`] ends).
+fn venv_base(venv: &Path) -> Option<PathBuf> {
+    let cfg = std::fs::read_to_string(venv.join("pyvenv.cfg")).ok()?;
+    let home = cfg.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "home").then(|| PathBuf::from(value.trim()))
+    })?;
+    let elsewhere = home.is_absolute() && !home.starts_with(venv);
+    (elsewhere && home.file_name().is_some_and(|n| n == "bin")).then_some(home)
+}
+
+/// `path` if a covered directory (temporary, the home) hides it and bringing it back
+/// read-only shows nothing hidden: not a covered directory itself, nor a directory holding a
+/// hidden one, nor one inside a hidden directory that is not a covered one.
 fn bring_back(path: PathBuf, hidden: &[PathBuf]) -> Option<PathBuf> {
     let private = private();
     let covered = private.iter().any(|p| path.starts_with(p));
@@ -121,10 +183,10 @@ fn bring_back(path: PathBuf, hidden: &[PathBuf]) -> Option<PathBuf> {
 }
 
 /// Of the host paths the user named, what to bring back read-only: for each that exists (and
-/// where it leads, if it is a link), the directory it is (or its file's), widened to the tree
-/// of a `bin` directory; the file alone where that directory is a temporary one itself (a
-/// script in `/tmp`). Only what the private temporary directories would cover, and never
-/// what shows a hidden directory ([`bring_back`]).
+/// where it leads, if it is a link), the directory it is (or its file's), with the tree a
+/// `bin` directory needs ([`tool_tree`]); the file alone where that directory is a covered
+/// one itself (a script in `/tmp` or in the home). Only what the covered directories would
+/// hide, and never what shows a hidden directory ([`bring_back`]).
 pub(super) fn named_paths(named: &[PathBuf], hidden: &[PathBuf]) -> Vec<PathBuf> {
     let private = private();
     let mut found: Vec<PathBuf> = Vec::new();
@@ -145,14 +207,14 @@ pub(super) fn named_paths(named: &[PathBuf], hidden: &[PathBuf]) -> Vec<PathBuf>
                 p.parent().map_or_else(|| p.clone(), Path::to_path_buf)
             };
             let wanted = if private.contains(&dir) {
-                p
+                vec![p]
             } else {
-                with_its_tree(dir)
+                tool_tree(dir)
             };
-            if let Some(shown) = bring_back(wanted, hidden)
-                && !found.iter().any(|f| shown.starts_with(f))
-            {
-                found.push(shown);
+            for shown in wanted.into_iter().filter_map(|w| bring_back(w, hidden)) {
+                if !found.iter().any(|f| shown.starts_with(f)) {
+                    found.push(shown);
+                }
             }
         }
     }
@@ -160,8 +222,8 @@ pub(super) fn named_paths(named: &[PathBuf], hidden: &[PathBuf]) -> Vec<PathBuf>
 }
 
 /// Of these paths (named in a failed command's output), those the host has but the commands
-/// cannot see here: under a private temporary directory or a hidden one, and not brought
-/// back (the side's own directories, what was shown read-only or by the user).
+/// cannot see here: under a covered directory or a hidden one, and not brought back (the
+/// side's own directories, what was shown read-only or by the user).
 pub(super) fn hidden_paths(paths: &Paths, named: &[PathBuf]) -> Vec<PathBuf> {
     let private = private();
     let seen = [&paths.workdir, &paths.out, &paths.scripts]
@@ -198,6 +260,13 @@ pub(super) fn argv(
     if !network {
         // Its own loopback only: a fixed port is free in every run.
         argv.push("--unshare-net".into());
+    }
+    // An empty home, writable (tools keep caches there), before every bind that brings a
+    // part of it back; unless the user showed a path holding it.
+    if let Some(home) = home()
+        && !paths.shown.iter().any(|(s, _)| home.starts_with(s))
+    {
+        argv.extend(["--tmpfs".into(), home.into()]);
     }
     // What the user asked to show, before the hidden directories are covered: patchgrade's
     // own stay hidden even under a path the user shows (`--sandbox-rw /tmp`).
@@ -249,7 +318,7 @@ mod tests {
             workdir: "/pool/abc/slot-0".into(),
             out: "/tmp/patchgrade-x/candidate/out".into(),
             scripts: "/tmp/patchgrade-x/candidate/scripts".into(),
-            readonly: vec!["/tmp/user/repo/.git/objects".into()],
+            readonly: vec![objects_dir().into()],
             tools: Vec::new(),
             hidden: vec![
                 "/tmp/patchgrade-x".into(),
@@ -277,6 +346,59 @@ mod tests {
         assert_eq!(tools, want);
     }
 
+    #[test]
+    fn a_bin_directory_in_the_home_brings_back_its_install_and_not_its_neighbours() {
+        let tree = |d: &str| tool_tree(PathBuf::from(d));
+        let p = |d: &str| PathBuf::from(d);
+        // Beside `~/.cargo/bin` lies `credentials.toml`: the bin directory alone, with the
+        // parts an install would have (only those that exist are bound).
+        let cargo = tree("/home/u/.cargo/bin");
+        assert!(cargo.contains(&p("/home/u/.cargo/bin")), "{cargo:?}");
+        assert!(cargo.contains(&p("/home/u/.cargo/lib")), "{cargo:?}");
+        assert!(!cargo.contains(&p("/home/u/.cargo")), "{cargo:?}");
+        assert!(
+            cargo.iter().all(|d| d.starts_with("/home/u/.cargo/")),
+            "{cargo:?}"
+        );
+        // Under a temporary directory, the whole tree; a `.bin` its `node_modules`; any
+        // other directory itself.
+        assert_eq!(tree("/tmp/ci/.venv/bin"), [p("/tmp/ci/.venv")]);
+        assert_eq!(
+            tree("/home/u/app/node_modules/.bin"),
+            [p("/home/u/app/node_modules")]
+        );
+        assert_eq!(tree("/home/u/.pyenv/shims"), [p("/home/u/.pyenv/shims")]);
+        assert_eq!(tree("/"), [p("/")]);
+    }
+
+    #[test]
+    fn a_virtualenv_brings_back_its_base_interpreter() {
+        let dir = tempfile::tempdir().unwrap();
+        let venv = dir.path().join("venv");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        let base = "/home/u/.pyenv/versions/3.11.7/bin";
+        let cfg = format!("home = {base}\ninclude-system-site-packages = false\n");
+        std::fs::write(venv.join("pyvenv.cfg"), cfg).unwrap();
+        let tree = tool_tree(venv.join("bin"));
+        assert!(tree.contains(&venv), "{tree:?}");
+        assert!(tree.contains(&PathBuf::from(base)), "{tree:?}");
+        assert!(tree.contains(&PathBuf::from("/home/u/.pyenv/versions/3.11.7/lib")));
+        // A `home` that is the virtualenv itself, relative, or not a bin directory: ignored.
+        for home in ["bin", "/home/u/.pyenv/versions/3.11.7", "VENV/bin"] {
+            let home = home.replace("VENV", &venv.display().to_string());
+            std::fs::write(venv.join("pyvenv.cfg"), format!("home = {home}\n")).unwrap();
+            assert_eq!(
+                tool_tree(venv.join("bin")),
+                std::slice::from_ref(&venv),
+                "{home}"
+            );
+        }
+    }
+
+    fn objects_dir() -> &'static str {
+        "/tmp/user/repo/.git/objects"
+    }
+
     fn words(argv: &[OsString]) -> Vec<String> {
         argv.iter()
             .map(|a| a.to_string_lossy().into_owned())
@@ -300,8 +422,13 @@ mod tests {
         let (out, scripts) = (p.out.to_str().unwrap(), p.scripts.to_str().unwrap());
         assert!(at(&["--tmpfs", "/tmp"]) < at(&["--bind", out, out]));
         assert!(at(&["--ro-bind", scripts, scripts]) > slot);
-        let objects = "/tmp/user/repo/.git/objects";
+        let objects = objects_dir();
         assert!(at(&["--ro-bind", objects, objects]) > at(&["--tmpfs", "/tmp"]));
+        // The empty home comes before every bind that brings a part of it back.
+        if let Some(home) = home() {
+            let home = home.to_str().unwrap();
+            assert!(at(&["--tmpfs", home]) < at(&["--ro-bind", objects_dir(), objects_dir()]));
+        }
         // Under the private /tmp already: not mounted again.
         assert!(!argv.iter().any(|a| a == "/tmp/patchgrade-x"));
         assert!(argv.contains(&"--unshare-net".to_string()));

@@ -99,9 +99,10 @@ impl Jail {
             let named = bwrap::named_paths(&paths.named, &paths.hidden);
             paths.readonly.extend(named);
         }
-        // Only what exists can be covered, or brought back.
+        // Only what exists can be covered, or brought back (a file too: a virtualenv's
+        // `pyvenv.cfg`, a script the command names).
         paths.hidden.retain(|p| p.is_dir());
-        paths.readonly.retain(|p| p.is_dir());
+        paths.readonly.retain(|p| p.exists());
         let inside = match sandbox {
             Sandbox::None => Inside::Host,
             Sandbox::Bwrap => Inside::Bwrap,
@@ -210,9 +211,10 @@ impl Jail {
         let names: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
         format!(
             "\n(the bwrap sandbox hides {}, which the host has: the commands get a private \
-             /tmp and do not see patchgrade's own directories, so that code under test cannot \
-             reach other runs or your files there; show a path with --sandbox-ro PATH or \
-             --sandbox-rw PATH, or run with --sandbox none)",
+             /tmp and an empty home (your toolchains' directories come back read-only) and do \
+             not see patchgrade's own directories, so that code under test cannot reach other \
+             runs or your files there; show a path with --sandbox-ro PATH or --sandbox-rw \
+             PATH, or run with --sandbox none)",
             names.join(", ")
         )
     }
