@@ -641,7 +641,7 @@ fn agent_loop() {
     };
     let (mut loops, mut singles, mut baselines) = (Vec::new(), Vec::new(), Vec::new());
     let mut pooled = Vec::new();
-    for round in 0..3 {
+    for round in 0..ROUNDS {
         let cache = tmp.path().join(format!("cache{round}"));
         let mut ran = 0;
         loops.push(time(|| {
