@@ -391,9 +391,8 @@ fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<(), SeedError> {
                 .metadata()
                 .and_then(|m| m.modified())
                 .map_err(io(&src))?;
-            File::options()
-                .write(true)
-                .open(&dst)
+            // Opened for reading: setting a time needs ownership, not write permission.
+            File::open(&dst)
                 .and_then(|f| f.set_modified(modified))
                 .map_err(io(&dst))?;
         }

@@ -365,9 +365,9 @@ fn copy_file(from: &Path, to: &Path, (secs, nanos): (i64, i64)) -> Result<(), Sn
     } else {
         SystemTime::UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
     };
-    File::options()
-        .write(true)
-        .open(to)
+    // Opened for reading: setting a time needs ownership, not write permission, and a
+    // read-only file (a package's data) is copied read-only.
+    File::open(to)
         .and_then(|f| f.set_modified(time))
         .map_err(io(to))
 }
@@ -470,6 +470,10 @@ mod tests {
         )
         .unwrap();
         std::os::unix::fs::symlink("../index.js", work.join("node_modules/lib/bin/run")).unwrap();
+        // Read-only, as some packages ship their files: copied, and copied back, all the same.
+        let data = work.join("node_modules/lib/data.json");
+        fs::write(&data, "{}").unwrap();
+        fs::set_permissions(&data, fs::Permissions::from_mode(0o444)).unwrap();
         fs::create_dir_all(work.join("pkg/__pycache__")).unwrap();
         fs::write(work.join("pkg/__pycache__/mod.pyc"), "sealed").unwrap();
         fs::create_dir_all(work.join(IN_GIT).join("go-build")).unwrap();
@@ -571,6 +575,9 @@ mod tests {
             }),
             ("a removal", |w| {
                 fs::remove_file(w.join("pkg/__pycache__/mod.pyc")).unwrap()
+            }),
+            ("a read-only file removed", |w| {
+                fs::remove_file(w.join("node_modules/lib/data.json")).unwrap()
             }),
             ("a directory removed", |w| {
                 fs::remove_dir_all(w.join("node_modules")).unwrap()
