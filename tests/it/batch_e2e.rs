@@ -36,7 +36,7 @@ fn prediction(id: &str, patch_name: &str) -> Value {
     json!({"instance_id": id, "model_name_or_path": "demo", "model_patch": patch(patch_name)})
 }
 
-fn jsonl(path: &Path, records: &[Value]) -> PathBuf {
+pub(crate) fn jsonl(path: &Path, records: &[Value]) -> PathBuf {
     let text: String = records.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(path, text).expect("write jsonl");
     path.to_path_buf()
@@ -45,7 +45,7 @@ fn jsonl(path: &Path, records: &[Value]) -> PathBuf {
 /// Tasks for all nine outcomes: the eight example patches under the example task (the runner
 /// comes from `--runner`), and a task on another repository whose test command writes no
 /// report (`error`).
-fn nine_tasks(f: &Fixture) -> (Vec<Value>, Vec<Value>) {
+pub(crate) fn nine_tasks(f: &Fixture) -> (Vec<Value>, Vec<Value>) {
     let mut tasks = Vec::new();
     let mut preds = Vec::new();
     for name in PATCHES {
@@ -111,7 +111,13 @@ fn batch_args(tasks: &Path, preds: &Path, out: &Path, more: &[&str]) -> Vec<Stri
     args
 }
 
-fn batch(f: &Fixture, tasks: &Path, preds: &Path, out: &Path, more: &[&str]) -> crate::setup::Run {
+pub(crate) fn batch(
+    f: &Fixture,
+    tasks: &Path,
+    preds: &Path,
+    out: &Path,
+    more: &[&str],
+) -> crate::setup::Run {
     let args = batch_args(tasks, preds, out, more);
     f.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }

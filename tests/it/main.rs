@@ -30,6 +30,7 @@ mod projects_e2e;
 mod runners_e2e;
 mod sandbox_e2e;
 mod secrets_e2e;
+mod snapshots_e2e;
 mod swebench_e2e;
 mod swebench_runners_e2e;
 mod tamper_e2e;
