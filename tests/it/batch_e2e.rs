@@ -111,6 +111,15 @@ fn batch_args(tasks: &Path, preds: &Path, out: &Path, more: &[&str]) -> Vec<Stri
     args
 }
 
+/// [`nine_tasks`] written as `tasks.jsonl` and `preds.jsonl` in the scratch directory.
+pub(crate) fn nine_task_files(f: &Fixture) -> (PathBuf, PathBuf) {
+    let (tasks, preds) = nine_tasks(f);
+    (
+        jsonl(&f.scratch.join("tasks.jsonl"), &tasks),
+        jsonl(&f.scratch.join("preds.jsonl"), &preds),
+    )
+}
+
 pub(crate) fn batch(
     f: &Fixture,
     tasks: &Path,
@@ -136,9 +145,7 @@ fn close(a: &Value, b: f64) -> bool {
 fn batch_grades_every_outcome_and_report_counts_them() {
     let f = Fixture::calc();
     let before = f.snapshot();
-    let (tasks, preds) = nine_tasks(&f);
-    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
-    let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds);
+    let (tasks, preds) = nine_task_files(&f);
     let out = f.scratch.join("run");
     let run = batch(&f, &tasks, &preds, &out, &["--jobs", "2"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -453,9 +460,7 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 #[test]
 fn two_shards_merged_equal_one_run() {
     let f = Fixture::calc();
-    let (tasks, preds) = nine_tasks(&f);
-    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
-    let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds);
+    let (tasks, preds) = nine_task_files(&f);
     let (one, two, merged) = (
         f.scratch.join("shard1"),
         f.scratch.join("shard2"),
@@ -1012,9 +1017,7 @@ fn junit_output_is_valid_against_the_jenkins_schema() {
         std::fs::read_to_string(file).unwrap()
     };
     let f = Fixture::calc();
-    let (tasks, preds) = nine_tasks(&f);
-    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
-    let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds);
+    let (tasks, preds) = nine_task_files(&f);
     let out = f.scratch.join("run");
     let junit = f.scratch.join("batch.xml");
     let run = batch(

@@ -3,7 +3,7 @@
 //! and in HTML. A change of wording shows in review as a changed `.snap` file beside this one
 //! (accept it with `cargo insta review`, or `INSTA_UPDATE=always`).
 
-use crate::batch_e2e::{batch, jsonl, nine_tasks};
+use crate::batch_e2e::{batch, nine_task_files};
 use crate::setup::*;
 
 /// `text` with what differs between runs replaced: the fixture's directories (times, dates and
@@ -50,9 +50,7 @@ fn checks_of_the_eight_example_patches_read_as_before() {
 #[test]
 fn a_batch_of_them_reports_as_before() {
     let f = Fixture::calc();
-    let (tasks, preds) = nine_tasks(&f);
-    let tasks = jsonl(&f.scratch.join("tasks.jsonl"), &tasks);
-    let preds = jsonl(&f.scratch.join("preds.jsonl"), &preds);
+    let (tasks, preds) = nine_task_files(&f);
     let out = f.scratch.join("run");
     let run = batch(&f, &tasks, &preds, &out, &["--jobs", "2"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
