@@ -208,7 +208,14 @@ impl Check {
             hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
             jail: &jail,
         };
-        runner.setup(cmd, "setup-base").await
+        // A path the sandbox hides fails the setup as a missing file would: say so.
+        runner
+            .setup(cmd, "setup-base")
+            .await
+            .map_err(|mut failure| {
+                failure.hint = jail.hidden_hint(&failure.message);
+                failure
+            })
     }
 
     /// A side's sandbox paths: its checkout, reports and scripts; the repository's objects

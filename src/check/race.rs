@@ -361,7 +361,7 @@ impl Check {
         let started = Instant::now();
         self.setup_on_base(plan, dir, &prepared, hidden, cmd)
             .await
-            .map_err(|failure| Prep::Setup(failure.message))?;
+            .map_err(|failure| Prep::Setup(failure.message + &failure.hint))?;
         prepared.steps.setup_ms = ms(started.elapsed());
         prepared.setup_on_base = true;
         blocking(root.clone(), move || {

@@ -185,8 +185,8 @@ fn bring_back(path: PathBuf, hidden: &[PathBuf]) -> Option<PathBuf> {
 /// Of the host paths the user named, what to bring back read-only: for each that exists (and
 /// where it leads, if it is a link), the directory it is (or its file's), with the tree a
 /// `bin` directory needs ([`tool_tree`]); the file alone where that directory is a covered
-/// one itself (a script in `/tmp` or in the home). Only what the covered directories would
-/// hide, and never what shows a hidden directory ([`bring_back`]).
+/// one itself (a script in `/tmp` or in the home) or would show a hidden one. Only what the
+/// covered directories would hide, and never what shows a hidden directory ([`bring_back`]).
 pub(super) fn named_paths(named: &[PathBuf], hidden: &[PathBuf]) -> Vec<PathBuf> {
     let private = private();
     let mut found: Vec<PathBuf> = Vec::new();
@@ -207,11 +207,20 @@ pub(super) fn named_paths(named: &[PathBuf], hidden: &[PathBuf]) -> Vec<PathBuf>
                 p.parent().map_or_else(|| p.clone(), Path::to_path_buf)
             };
             let wanted = if private.contains(&dir) {
-                vec![p]
+                vec![p.clone()]
             } else {
                 tool_tree(dir)
             };
-            for shown in wanted.into_iter().filter_map(|w| bring_back(w, hidden)) {
+            let mut shown: Vec<PathBuf> = wanted
+                .into_iter()
+                .filter_map(|w| bring_back(w, hidden))
+                .collect();
+            // A file whose directory would show a hidden one (a script beside the pool):
+            // the file alone.
+            if shown.is_empty() && !p.is_dir() {
+                shown.extend(bring_back(p, hidden));
+            }
+            for shown in shown {
                 if !found.iter().any(|f| shown.starts_with(f)) {
                     found.push(shown);
                 }
@@ -369,6 +378,22 @@ mod tests {
         );
         assert_eq!(tree("/home/u/.pyenv/shims"), [p("/home/u/.pyenv/shims")]);
         assert_eq!(tree("/"), [p("/")]);
+    }
+
+    #[test]
+    fn a_named_file_beside_a_hidden_directory_comes_back_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("mk.py");
+        std::fs::write(&script, "").unwrap();
+        let pool = dir.path().join("pool");
+        std::fs::create_dir(&pool).unwrap();
+        let named = std::slice::from_ref(&script);
+        // Its directory holds the pool: shown whole, it would show the pool.
+        assert_eq!(
+            named_paths(named, std::slice::from_ref(&pool)),
+            std::slice::from_ref(&script)
+        );
+        assert_eq!(named_paths(named, &[]), [dir.path().to_path_buf()]);
     }
 
     #[test]
