@@ -182,10 +182,13 @@ fn in_bwrap_a_python_environment_under_tmp_is_seen_with_its_packages() {
     )
     .expect("write the module");
     let patch = f.scratch_file("p.diff", README_EDIT);
-    // `python` is the environment's: only it can import `envmark`. The patch beside the
-    // environment stays hidden.
+    f.scratch_file("p.diff.unnamed", "x\n");
+    // `python` is the environment's: only it can import `envmark`. The patch, named by the
+    // command, is shown alone: its directory, beside the environment, holds the cache, so a
+    // file there that the command does not name stays hidden.
     let cmd = format!(
-        "python -c 'import envmark, os, sys; assert not os.path.exists(sys.argv[2]); \
+        "python -c 'import envmark, os, sys; assert os.path.exists(sys.argv[2]); \
+         assert not os.path.exists(sys.argv[2] + \".unnamed\"); \
          open(sys.argv[1], \"w\").write(envmark.REPORT)' {{junit}} {}",
         patch.display()
     );
