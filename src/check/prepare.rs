@@ -92,7 +92,8 @@ fn refuse(protected: &[String]) -> Candidate {
     })
 }
 
-/// The candidate (and the test patch) applied to a checkout made by [`create_checkout`].
+/// The candidate (and the test patch) applied to a checkout made by [`create_checkout`], for
+/// a candidate that was not [`refused`] already.
 pub(super) fn prepare_candidate(
     (checkout, mut prepared): (Checkout, Prepared),
     candidate: &Patch,
@@ -100,9 +101,6 @@ pub(super) fn prepare_candidate(
     strict: bool,
     protection: &Protection,
 ) -> Result<Candidate, Prep> {
-    if let Some(refused) = refused(candidate, protection) {
-        return Ok(refused);
-    }
     let mut protected = protection.edits(candidate.files());
     let started = Instant::now();
     let applied = match checkout.apply(candidate, if strict { Fit::Exact } else { Fit::Fuzz }) {

@@ -367,6 +367,11 @@ impl Check {
         blocking(root.clone(), move || {
             // The setup ran on the base alone: its output is the slot's to start from. Where
             // it cannot be kept, this run goes on with it, and the next runs the setup again.
+            // Timestamp bytecode of the base's sources would run for a patched source of the
+            // same size written in the same second: gone before the patch, and not kept.
+            checkout
+                .remove_unsealed_bytecode()
+                .map_err(|e| Prep::Checkout(e.to_string()))?;
             if let Some(lease) = &prepared.lease {
                 let kept = lease
                     .keep(&checkout, &lease.marks())

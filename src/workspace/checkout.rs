@@ -561,6 +561,48 @@ impl Checkout {
         Ok(())
     }
 
+    /// Remove every `.pyc` beside the base tree's sources (in each directory's `__pycache__`)
+    /// that is not sealed hash-checked. Python trusts a timestamp `.pyc` for any source of the
+    /// same size and mtime in seconds, and a patch applied within the second a setup compiled
+    /// the base's source can leave just such a source: the base's code would run for the
+    /// candidate's. Run after a setup on the base, before its output is kept.
+    pub fn remove_unsealed_bytecode(&self) -> Result<(), CheckoutError> {
+        let fail = |path: &Path, e: std::io::Error| self.error(format!("{}: {e}", path.display()));
+        let mut dirs = vec![String::new()];
+        dirs.extend(
+            self.base_entries()
+                .map_err(|e| self.error(e))?
+                .into_iter()
+                .filter(|(_, dir)| *dir)
+                .map(|(path, _)| path),
+        );
+        for dir in dirs {
+            let cache = self.workdir.join(&dir).join("__pycache__");
+            let Ok(meta) = fs::symlink_metadata(&cache) else {
+                continue;
+            };
+            // Not followed: a link there is removed, never what it points to.
+            if !meta.is_dir() {
+                remove_path(&cache).map_err(|e| fail(&cache, e))?;
+                continue;
+            }
+            for entry in fs::read_dir(&cache).map_err(|e| fail(&cache, e))?.flatten() {
+                let path = entry.path();
+                let sealed = entry.file_type().is_ok_and(|t| t.is_file())
+                    && fs::read(&path).is_ok_and(|pyc| {
+                        matches!(
+                            crate::util::pyc::header(&pyc),
+                            Some((_, crate::util::pyc::Header::Hash { checked: true, .. }))
+                        )
+                    });
+                if !sealed {
+                    remove_path(&path).map_err(|e| fail(&path, e))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Written before a patch applies, so a run killed halfway is still reset whole.
     fn record_touched(&self, patch: &Patch) -> std::io::Result<()> {
         use std::io::Write;

@@ -461,6 +461,41 @@ fn bytecode_of_an_earlier_patch_never_decides_a_later_run() {
     }
 }
 
+/// A `--setup-once` setup that compiles the base's sources leaves timestamp bytecode, which
+/// Python trusts for any source of the same size and mtime (in seconds). The patch applied
+/// right after it, in the same second (pinned here: the setup dates the source a second ahead
+/// and waits for that second), leaves such a source: the base's code would run for the
+/// candidate's, and a breaking patch pass.
+#[test]
+fn bytecode_a_setup_on_the_base_compiled_never_runs_for_the_patch() {
+    crate::setup::require_pytest();
+    let f = Fixture::with_files(&[
+        (".gitignore", "__pycache__/\n"),
+        ("m.py", "def f():\n    return 1\n"),
+        (
+            "test_m.py",
+            "from m import f\n\ndef test_f():\n    assert f() == 1\n",
+        ),
+    ]);
+    let breaking = f.diff_of("breaking.diff", &[("m.py", "def f():\n    return 2\n")]);
+    let setup = "t=$(( $(date +%s) + 1 )); touch -d @$t m.py && python -m compileall -q m.py \
+                 && while [ \"$(date +%s)\" -lt \"$t\" ]; do sleep 0.01; done";
+    let v = f
+        .run(
+            &CheckArgs::new()
+                .runner("pytest")
+                .json()
+                .args(&["--no-cache", "--baseline", "skip", "--setup-once"])
+                .flag("--workdir-pool", f.scratch.join("pool"))
+                .flag("--setup-cmd", setup)
+                .patch(&breaking)
+                .p2p("test_m.py::test_f"),
+        )
+        .json();
+    let t = crate::setup::graded(&v, "test_m.py::test_f");
+    assert_eq!(t["status"], "failed", "{v:#}");
+}
+
 #[test]
 fn a_slot_is_not_reused_while_processes_of_a_killed_run_live() {
     use crate::setup::{hanging, processes_with};
