@@ -13,10 +13,10 @@
 //! | `workspace` | repository, base, patches | a checkout, how the patch applied |
 //! | `run` | a [`TestCommand`] and a checkout | how the command ended, its logs |
 //! | `judge` | the evidence of both runs | a [`Verdict`] |
-//! | [`report`] | a verdict | text: human, feedback, JUnit, JSON |
 //! | [`task`] | task files, values written by hand | a [`TaskFile`](task::TaskFile) layer |
 //! | `check` | a [`Check`] | a verdict, from the stages above |
 //! | [`harness`] | datasets, predictions, results | results, summaries, comparisons |
+//! | [`report`] | a verdict, a run, a comparison, a derived task | text: human, feedback, Markdown, HTML, JUnit, JSON |
 //! | [`mcp`] | an agent's tool calls | feedback and verdicts |
 //!
 //! [`Evidence`](internals::Evidence) (what was observed) and [`Verdict`] (what was judged)

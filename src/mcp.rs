@@ -5,7 +5,7 @@
 //! to fix) and the verdict JSON (everything, for programs).
 
 use crate::check::{Check, DownstreamMode};
-use crate::report;
+use crate::report::{self, VerdictFormat};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -157,12 +157,16 @@ impl Server {
         }
         let json = serde_json::to_value(&verdict)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut content = vec![ContentBlock::text(report::feedback(
-            &verdict,
-            self.options.max_bytes,
-        ))];
+        let render = |format| {
+            report::render(&verdict, format)
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        };
+        let feedback = VerdictFormat::Feedback {
+            max_bytes: self.options.max_bytes,
+        };
+        let mut content = vec![ContentBlock::text(render(feedback)?)];
         if !self.options.feedback_only {
-            content.push(ContentBlock::text(report::json(&verdict)));
+            content.push(ContentBlock::text(render(VerdictFormat::Json)?));
         }
         let mut result = CallToolResult::success(content);
         result.structured_content = Some(json);

@@ -5,7 +5,7 @@ use crate::task::{CommandError, RequestError};
 use crate::workspace::{PatchError, SourceError};
 use std::path::PathBuf;
 
-/// Input a check (or [`FromReports`](super::FromReports)) cannot be run with. Each variant
+/// Input a check (or `FromReports`) cannot be run with. Each variant
 /// names the input and the problem; front ends add how their users give that input.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -67,7 +67,7 @@ pub enum Error {
     /// name another path than the one given.
     #[error("{0}: the path is not UTF-8")]
     NotUtf8(PathBuf),
-    /// A JUnit report given to [`FromReports`](super::FromReports).
+    /// A JUnit report given to `FromReports`.
     #[error(transparent)]
     Report(#[from] JunitError),
     /// The directory to keep the runs in already holds runs.

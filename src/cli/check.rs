@@ -5,8 +5,10 @@
 use super::{CommandArgs, EXIT_USAGE, PatchArgs, ReuseArgs, explain, stdout};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
+use clap::builder::TypedValueParser;
+use patchgrade::report::{self, VerdictFormat};
 use patchgrade::task::{TaskFile, parse_env, parse_id_file};
-use patchgrade::{Check, FromReports, IdSyntax, Outcome, Preset, Verdict, report};
+use patchgrade::{Check, FromReports, IdSyntax, Outcome, Preset, Verdict};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -72,9 +74,15 @@ impl TestIdArgs {
 /// How the verdict is written, for every subcommand that produces one.
 #[derive(clap::Args)]
 pub struct OutputArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value = "human")]
-    format: Format,
+    /// Output format: human (a summary with the grid, for people), json (the whole verdict,
+    /// for programs), feedback (what to fix, bounded in size, for a language model).
+    #[arg(
+        long,
+        default_value = "human",
+        value_parser = clap::builder::PossibleValuesParser::new(["human", "json", "feedback"])
+            .try_map(|s| s.parse::<VerdictFormat>())
+    )]
+    format: VerdictFormat,
     /// Also write the graded tests as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     junit_out: Option<PathBuf>,
@@ -92,16 +100,6 @@ pub struct OutputArgs {
         value_delimiter = ','
     )]
     accept: Vec<Outcome>,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Format {
-    /// A summary with the grid, for people.
-    Human,
-    /// The whole verdict, for programs.
-    Json,
-    /// What to fix, bounded in size, for a language model.
-    Feedback,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -184,7 +182,7 @@ pub async fn check(mut args: CheckArgs) -> ExitCode {
     let output = std::mem::replace(
         &mut args.output,
         OutputArgs {
-            format: Format::Human,
+            format: VerdictFormat::Human,
             junit_out: None,
             max_bytes: 0,
             redact_f2p: false,
@@ -283,10 +281,14 @@ fn emit(verdict: Result<Verdict>, output: &OutputArgs) -> ExitCode {
     if output.redact_f2p && !verdict.redacted {
         verdict.redact_f2p();
     }
-    let text = match output.format {
-        Format::Human => super::painted(report::human(&verdict), verdict.outcome),
-        Format::Json => format!("{}\n", report::json(&verdict)),
-        Format::Feedback => report::feedback(&verdict, output.max_bytes),
+    let format = output.format.bounded(output.max_bytes);
+    let text = match report::render(&verdict, format) {
+        Ok(text) if format == VerdictFormat::Human => super::painted(text, verdict.outcome),
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("patchgrade: error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
     };
     if let Err(e) = stdout(&text) {
         eprintln!("patchgrade: error: {e:#}");
@@ -314,7 +316,7 @@ fn exit_code(verdict: &Verdict, accept: &[Outcome]) -> u8 {
 }
 
 fn write_junit(verdict: &Verdict, path: &Path) -> Result<()> {
-    let xml = report::junit(verdict).context("cannot render the JUnit report")?;
+    let xml = report::render(verdict, VerdictFormat::Junit)?;
     patchgrade::write_atomically(path, xml.as_bytes())
         .with_context(|| format!("{}: cannot write", path.display()))
 }

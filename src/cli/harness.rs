@@ -1,11 +1,11 @@
 //! The offline harness on the command line: `batch`, `report`, `compare`, `merge`.
 
 use anyhow::{Context, Result};
-use clap::ValueEnum;
 use patchgrade::harness::{
-    Config, Event, Options, Plan, Shard, batch, compare, gate, html, read_predictions, read_tasks,
-    results, summary, swebench,
+    Comparison, Config, Event, Options, Plan, Shard, Summary, batch, gate, read_predictions,
+    read_tasks, results, swebench,
 };
+use patchgrade::report::{self, CompareFormat, Compared, Run, RunFormat};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -53,38 +53,12 @@ pub struct BatchArgs {
     apply: super::PatchArgs,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub enum TableFormat {
-    /// For people.
-    Human,
-    /// For programs.
-    Json,
-    /// For a GitHub step summary.
-    Markdown,
-    /// One self-contained page for a browser.
-    Html,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum ReportFormat {
-    /// For people.
-    Human,
-    /// For programs.
-    Json,
-    /// For a GitHub step summary.
-    Markdown,
-    /// SWE-bench's run report (make_run_report's fields, schema version 2).
-    Swebench,
-    /// One self-contained page for a browser: the grid as a heat map, the tasks.
-    Html,
-}
-
 #[derive(clap::Args)]
 pub struct ReportArgs {
     /// A batch output directory.
     dir: PathBuf,
     #[arg(long, value_enum, default_value = "human")]
-    format: ReportFormat,
+    format: RunFormat,
     /// The dataset (JSONL or a JSON list): its tasks without a result are incomplete.
     #[arg(long, value_name = "FILE")]
     tasks: Option<PathBuf>,
@@ -108,7 +82,7 @@ pub struct CompareArgs {
     /// Run B (after).
     b: PathBuf,
     #[arg(long, value_enum, default_value = "human")]
-    format: TableFormat,
+    format: CompareFormat,
     /// Exit 1 when B's Regression rate is significantly higher than A's (exact McNemar test
     /// over the tasks both graded, p below --alpha)
     #[arg(long)]
@@ -195,13 +169,25 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
     }
     let verdicts = results::load(&args.out)?;
     if let Some(path) = &args.junit_out {
-        let xml =
-            patchgrade::report::junit_batch(&verdicts).context("cannot render the JUnit report")?;
+        let run = Run {
+            summary: &Summary::of(&verdicts),
+            verdicts: &verdicts,
+            title: "",
+            tasks: None,
+        };
+        let xml = report::render(&run, RunFormat::Junit)?;
         patchgrade::write_atomically(path, xml.as_bytes())
             .with_context(|| format!("{}: cannot write", path.display()))?;
     }
     if !super::globals().quiet {
-        eprint!("{}", summary::human(&summary::Summary::of(&verdicts)));
+        let summary = Summary::of(&verdicts);
+        let run = Run {
+            summary: &summary,
+            verdicts: &verdicts,
+            title: "",
+            tasks: None,
+        };
+        eprint!("{}", report::render(&run, RunFormat::Human)?);
     }
     Ok(ran.crashed.is_empty())
 }
@@ -278,29 +264,24 @@ pub fn report(args: ReportArgs) -> Result<bool> {
         ),
         None => None,
     };
-    if args.instance_reports.is_some() && !matches!(args.format, ReportFormat::Swebench) {
+    if args.instance_reports.is_some() && args.format != RunFormat::Swebench {
         anyhow::bail!("--instance-reports: only with --format swebench");
     }
     let s = match &tasks {
-        Some(tasks) => summary::Summary::with_tasks(&verdicts, tasks),
-        None => summary::Summary::of(&verdicts),
+        Some(tasks) => Summary::with_tasks(&verdicts, tasks),
+        None => Summary::of(&verdicts),
     };
-    match args.format {
-        ReportFormat::Human => super::stdout(&summary::human(&s))?,
-        ReportFormat::Markdown => super::stdout(&summary::markdown(&s))?,
-        ReportFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&s)?))?,
-        ReportFormat::Html => {
-            let title = run_name(&args.dir, &verdicts);
-            super::stdout(&html::report(&s, &verdicts, &title))?
-        }
-        ReportFormat::Swebench => {
-            if let Some(dir) = &args.instance_reports {
-                write_instance_reports(dir, &verdicts)?;
-            }
-            let run = swebench::run_report(&verdicts, tasks.as_deref());
-            super::stdout(&format!("{}\n", serde_json::to_string_pretty(&run)?))?
-        }
+    if let Some(dir) = &args.instance_reports {
+        write_instance_reports(dir, &verdicts)?;
     }
+    let title = run_name(&args.dir, &verdicts);
+    let run = Run {
+        summary: &s,
+        verdicts: &verdicts,
+        title: &title,
+        tasks: tasks.as_deref(),
+    };
+    super::stdout(&report::render(&run, args.format)?)?;
     let mut conditions = args.fail_if;
     if let Some(rate) = &args.min_resolve_rate {
         conditions.push(format!("resolve_rate<{rate}").parse().map_err(|_| {
@@ -371,13 +352,13 @@ pub fn compare(args: CompareArgs) -> Result<bool> {
     }
     let a = results::load(&args.a)?;
     let b = results::load(&args.b)?;
-    let c = compare::Comparison::of(&a, &b).named(run_name(&args.a, &a), run_name(&args.b, &b));
-    match args.format {
-        TableFormat::Human => super::stdout(&compare::human(&c))?,
-        TableFormat::Markdown => super::stdout(&compare::markdown(&c))?,
-        TableFormat::Json => super::stdout(&format!("{}\n", serde_json::to_string_pretty(&c)?))?,
-        TableFormat::Html => super::stdout(&html::compare(&c, &a, &b))?,
-    }
+    let c = Comparison::of(&a, &b).named(run_name(&args.a, &a), run_name(&args.b, &b));
+    let compared = Compared {
+        comparison: &c,
+        a: &a,
+        b: &b,
+    };
+    super::stdout(&report::render(&compared, args.format)?)?;
     let worse = args
         .fail_on_worse
         .then(|| gate::worse(&c, args.alpha))

@@ -50,7 +50,7 @@ pub fn write_result(path: &Path, verdict: &Verdict) -> Result<(), WriteError> {
         path: path.to_path_buf(),
         source,
     };
-    let json = format!("{}\n", crate::report::json(verdict));
+    let json = format!("{}\n", verdict.json());
     crate::util::atomic::write(path, json.as_bytes()).map_err(fail)
 }
 

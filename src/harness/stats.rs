@@ -1,6 +1,15 @@
 //! The statistics of `report` and `compare`: a proportion's confidence interval and a paired
 //! test of two runs over the same tasks.
 
+/// `count` as a share of `of`; 0 of nothing is 0.
+pub fn share(count: usize, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        count as f64 / of as f64
+    }
+}
+
 /// The 95% Wilson score interval of `k` successes in `n` trials, as `(low, high)`; `(0, 1)`
 /// when there are no trials. Unlike the normal approximation it stays inside [0, 1] and is
 /// sound for small `n` and rates near 0 or 1, which is where agents' rates often are.

@@ -7,7 +7,8 @@
 
 use super::dataset::{InputError, Prediction};
 use crate::judge::Draft;
-use crate::judge::classify::{Effect, GradedTest, classify_effects};
+use crate::judge::classify::{GradedTest, classify_effects};
+use crate::judge::scoring::Effect;
 use crate::judge::verdict::{
     ApplyFailure, ErrorCause, NotRunReason, Outcome, PatchInfo, RunInfo, Scoring, Stage, TaskInfo,
     Verdict, WarningKind,

@@ -3,27 +3,9 @@
 //! Pure and synchronous, so every cell and edge is unit-tested without running anything.
 
 use super::outcome::{Level, Outcome};
-use super::scoring::{Scoring, swebench_effect};
+use super::scoring::{Effect, Scoring, swebench_effect};
 use crate::observe::{Group, NotRunReason, Observation, SwebenchView, TestStatus};
 use serde::{Deserialize, Serialize};
-
-/// What one test contributes to the verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Effect {
-    /// F2P test that passes after the patch.
-    Fixed,
-    /// F2P test that does not pass after the patch.
-    NotFixed,
-    /// P2P test that still passes (or stays skipped, if it was skipped at base).
-    Kept,
-    /// P2P test the patch broke.
-    Broken,
-    /// P2P test that already failed, errored or was missing at base: left out of the P2P axis.
-    BrokenAtBase,
-    /// Counted neither way (SWE-bench's scoring: a skipped test): left out of its axis.
-    Uncounted,
-}
 
 /// One requested test as graded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -35,7 +17,7 @@ pub struct GradedTest {
     /// What it contributes.
     pub effect: Effect,
     /// What it contributes under the other scoring, when that differs (see
-    /// [`Verdict::other_scoring`](super::Verdict::other_scoring)).
+    /// `Verdict::other_scoring`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_effect: Option<Effect>,
     /// Status after the patch.
@@ -56,7 +38,7 @@ pub struct GradedTest {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub did_you_mean: Vec<String>,
     /// For a test `not-run` after the patch: why the candidate's run was cut short
-    /// (`crashed`, `timed-out`, `setup-failed`; see [`Verdict::aborted`](super::Verdict)).
+    /// (`crashed`, `timed-out`, `setup-failed`; see `Verdict::aborted`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_run_reason: Option<NotRunReason>,
 }

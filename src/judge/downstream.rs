@@ -3,7 +3,8 @@
 //! outcomes, which stay the task's: a test that passed at base and fails after is breakage the
 //! task's lists missed.
 
-use super::classify::{Classification, Effect, GradedTest};
+use super::classify::{Classification, GradedTest};
+use super::scoring::Effect;
 use serde::{Deserialize, Serialize};
 
 /// How the downstream tests were found, most precise first.

@@ -1,10 +1,11 @@
 //! The verdict under construction: findings become warnings, and everything becomes a
 //! [`Verdict`].
 
-use super::classify::{Axis, Classification, Effect, GradedTest};
+use super::classify::{Axis, Classification, GradedTest};
+use super::differences::{OtherScoring, differences};
 use super::grade::Graded;
 use super::outcome::{Level, Outcome};
-use super::scoring::{OtherScoring, Scoring, differences};
+use super::scoring::{Effect, Scoring};
 use super::verdict::*;
 use crate::observe::{Group, TestStatus};
 use crate::run::sandbox::Isolation;

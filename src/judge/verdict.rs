@@ -4,10 +4,11 @@
 //! Serialised as the JSON document documented in the README; `schema_version` changes only
 //! when a field's meaning changes or a field is removed.
 
-pub use super::classify::{Axis, Effect, GradedTest};
+pub use super::classify::{Axis, GradedTest};
+pub use super::differences::{OtherScoring, RuleDifference, ScoringRule};
 pub use super::downstream::{Downstream, Method as DownstreamMethod};
 pub use super::outcome::{Level, Outcome};
-pub use super::scoring::{OtherScoring, RuleDifference, Scoring, ScoringRule};
+pub use super::scoring::{Effect, Scoring};
 pub use crate::observe::{Group, IdSyntax, NotRunReason, TestStatus};
 pub use crate::run::Termination;
 use crate::run::sandbox::Isolation;
@@ -83,6 +84,12 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The verdict as the JSON document the README documents (pretty-printed).
+    pub fn json(&self) -> String {
+        // A Verdict holds only strings, numbers, enums and maps with string keys.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
     /// Withhold what would show an agent the hidden tests: F2P ids become `hidden-f2p-N`, their
     /// messages, details and hints go, the test patch's file names and the commands (which
     /// name the ids) go, and the ids are masked in free text (error messages, warnings).

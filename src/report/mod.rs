@@ -1,23 +1,26 @@
-//! Report: a [`Verdict`] rendered for whoever reads it.
+//! Report: every document patchgrade writes, rendered for whoever reads it.
 //!
-//! Takes the verdict (the judge stage's contract) and nothing else; hands on text. For people
-//! ([`human`]), for language models in a bounded size ([`feedback`]), for CI dashboards
-//! ([`junit`]), for programs ([`json`]). [`table::Table`] is the one table model behind every
-//! terminal and Markdown table, the harness's reports included.
+//! Takes a [`Document`] (one [`Verdict`](crate::Verdict), a [`Run`] of results with its
+//! summary, two runs [`Compared`], a [`DerivedTask`], the [`Listed`](crate::Listed) ids of
+//! reports) and a format, and hands on text: for people, for language models in a bounded
+//! size, for CI dashboards, for programs. [`render`] is the one entry the command line, the
+//! MCP server and library users share; [`table::Table`] is the one table model behind every
+//! terminal and Markdown table.
 
+mod compare;
+mod derive;
+mod document;
+mod error;
 mod feedback;
+mod html;
 mod human;
 mod junit_out;
+mod summary;
 pub mod table;
 
-pub use feedback::{DEFAULT_MAX_BYTES, feedback};
-pub use human::human;
-pub use junit_out::{junit, junit_batch};
-
-use crate::judge::verdict::Verdict;
-
-/// The verdict as the JSON document documented in the README.
-pub fn json(verdict: &Verdict) -> String {
-    // A Verdict holds only strings, numbers, enums and maps with string keys.
-    serde_json::to_string_pretty(verdict).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
-}
+pub use document::{
+    CompareFormat, Compared, DeriveFormat, DerivedTask, Document, ListFormat, Run, RunFormat,
+    VerdictFormat, render,
+};
+pub use error::{RenderError, UnknownFormat};
+pub use feedback::DEFAULT_MAX_BYTES;

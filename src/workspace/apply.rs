@@ -1,8 +1,11 @@
 //! The contract of applying a patch: how it applied, or where it did not. Produced by the
-//! exact apply ([`super::checkout`]) and the fuzzy fallback ([`super::fuzzy`]) alike, and
+//! exact apply (`checkout`) and the fuzzy fallback (`fuzzy`) alike, and
 //! recorded in the verdict.
 
 use serde::{Deserialize, Serialize};
+
+/// The most context lines the fuzzy fallback ignores at each end of a hunk.
+pub const MAX_FUZZ: usize = 2;
 
 /// Where a patch failed to apply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -46,7 +49,7 @@ pub enum Fit {
     /// tests' patch applies (a task's patch written against a nearby revision still applies,
     /// and fuzz would hide a task that is broken).
     Offset,
-    /// Elsewhere, and with up to [`super::fuzzy::MAX_FUZZ`] context lines ignored at each end.
+    /// Elsewhere, and with up to [`MAX_FUZZ`] context lines ignored at each end.
     Fuzz,
 }
 
@@ -55,7 +58,7 @@ impl Fit {
     pub fn max_fuzz(self) -> usize {
         match self {
             Fit::Exact | Fit::Offset => 0,
-            Fit::Fuzz => super::fuzzy::MAX_FUZZ,
+            Fit::Fuzz => MAX_FUZZ,
         }
     }
 }

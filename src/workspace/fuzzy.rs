@@ -1,5 +1,5 @@
 //! The fallback when a patch does not apply exactly: each hunk is looked for near its line
-//! number, then further away, then with up to [`MAX_FUZZ`] lines of leading and trailing
+//! number, then further away, then with up to [`MAX_FUZZ`](super::apply::MAX_FUZZ) lines of leading and trailing
 //! context ignored, as `patch --fuzz=2` does. Used only after libgit2's exact apply failed,
 //! and never with `--strict-apply`.
 //!
@@ -10,9 +10,6 @@ use super::apply::{ApplyFailure, MovedHunk};
 use super::guard::symlink_in;
 use super::hunk::{self, Line, Place};
 use std::path::Path;
-
-/// The most context lines ignored at each end of a hunk.
-pub const MAX_FUZZ: usize = 2;
 
 /// One file's change, computed and not yet written.
 enum Write {

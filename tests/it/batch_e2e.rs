@@ -1052,6 +1052,10 @@ fn junit_output_is_valid_against_the_jenkins_schema() {
     ] {
         assert!(xml.contains(want), "{want}\n{xml}");
     }
+    // `report --format junit` renders the same document from the results directory.
+    let again = f.run(&["report", out.to_str().unwrap(), "--format", "junit"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.stdout, xml);
     // One check's, and grade's.
     let single = f.scratch.join("check.xml");
     let run = f.run(&CheckArgs::calc("regression").flag("--junit-out", &single));

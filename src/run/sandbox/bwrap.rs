@@ -2,7 +2,7 @@
 //! private `/tmp`, an empty home, the cache, the pool and other runs hidden, no network, and a
 //! PID namespace whose processes all die with the run.
 
-use super::jail::Paths;
+use super::paths::Paths;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

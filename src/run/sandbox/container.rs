@@ -1,7 +1,7 @@
 //! docker and podman: one container of the image per side of a check, started once, its
 //! commands run with `exec`, and removed when the side is done, times out or is cancelled.
 
-use super::jail::Paths;
+use super::paths::Paths;
 use super::{Image, SandboxError};
 use std::ffi::OsString;
 use std::path::Path;

@@ -9,13 +9,16 @@
 //! - [`container`]: a docker or podman container of an image, one per side, reused by its
 //!   commands.
 //! - [`jail`]: [`Jail`], one side's confinement, and [`Launch`], one command in it.
+//! - [`paths`]: [`Paths`], a side's directories on the host, which every backend confines to.
 
 mod bwrap;
 mod container;
 mod jail;
+mod paths;
 
 pub use container::Engine;
-pub use jail::{Jail, Paths};
+pub use jail::Jail;
+pub use paths::Paths;
 
 use crate::util::names::Named;
 use serde::{Deserialize, Serialize};

@@ -2,6 +2,8 @@
 //! below it (the order `src/lib.rs` documents), so a newcomer can follow the data path and
 //! no import cycle can form between stages.
 
+mod circles;
+
 use crate::setup::root;
 use std::path::Path;
 
@@ -12,10 +14,10 @@ const STAGES: [&str; 10] = [
     "workspace",
     "run",
     "judge",
-    "report",
     "task",
     "check",
     "harness",
+    "report",
     "mcp",
 ];
 

@@ -3,9 +3,10 @@
 //! the rates with their intervals, a comparison's transitions, and every task in a table that
 //! sorts and filters, each opening onto its verdict.
 
-use super::compare::Comparison;
-use super::results::id;
-use super::summary::{Rate, Summary, pct};
+use super::summary::pct;
+use crate::harness::compare::Comparison;
+use crate::harness::results::id;
+use crate::harness::summary::{Rate, Summary};
 use crate::judge::verdict::{Effect, GradedTest, Level, Outcome, Verdict};
 use std::fmt::Write;
 
