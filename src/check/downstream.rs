@@ -10,6 +10,7 @@ use super::{Check, Plan};
 use crate::judge::downstream::{Downstream, Method};
 use crate::observe::coverage::CoverageMap;
 use crate::observe::{IdSyntax, Requested};
+use crate::run::preset::Reach;
 use crate::run::{Sandbox, TestCommand};
 use crate::workspace::Patch;
 use crate::workspace::imports::{Dependent, importers, is_test_path, rust_dependents};
@@ -94,7 +95,8 @@ impl Check {
             capped(found, max)
         };
         let syntax = plan.command.ids();
-        let python = matches!(syntax, IdSyntax::Pytest | IdSyntax::Unittest);
+        let reach = plan.command.downstream();
+        let python = reach == Reach::Python;
         let mut note = None;
         match &self.downstream {
             DownstreamMode::Off => return None,
@@ -138,7 +140,7 @@ impl Check {
             }
             _ => {}
         }
-        if syntax == IdSyntax::Nextest {
+        if reach == Reach::Rust {
             let (source, changed) = (plan.source.clone(), candidate.files().to_vec());
             let found = blocking(root.clone(), move || {
                 let rust = |p: &str| p.ends_with(".rs") || p.ends_with("Cargo.toml");
@@ -167,7 +169,10 @@ impl Check {
                 report: Downstream::found(Method::Imports, n, skipped, note),
             });
         }
-        let by_imports = python || matches!(syntax, IdSyntax::Js(_));
+        let by_imports = match reach {
+            Reach::Python | Reach::JavaScript => true,
+            Reach::Rust | Reach::Unknown => false,
+        };
         if !by_imports {
             return Some(Selection::unavailable(format!(
                 "no way to find downstream tests for `{syntax}` here (coverage reads Python; \

@@ -2,6 +2,7 @@
 
 use crate::observe::junit::JunitError;
 use crate::task::{CommandError, RequestError};
+use crate::workspace::protect::BadGlob;
 use crate::workspace::{PatchError, SourceError};
 use std::path::PathBuf;
 
@@ -34,6 +35,9 @@ pub enum Error {
     /// The test command the task names.
     #[error(transparent)]
     Command(#[from] CommandError),
+    /// The protected-path globs.
+    #[error(transparent)]
+    Protection(#[from] BadGlob),
     /// No test command at all.
     #[error("no test command: the task names neither a runner nor a test command")]
     NoCommand,

@@ -34,7 +34,7 @@ use crate::judge::Draft;
 use crate::judge::verdict::Scoring;
 use crate::judge::verdict::{Outcome, PatchInfo, TaskInfo, Verdict, WarningKind};
 use crate::observe::Requested;
-use crate::run::preset::is_test_file;
+use crate::run::preset::{self, is_test_file};
 use crate::run::sandbox::SandboxChoice;
 use crate::run::{Preset, Sandbox, TestCommand};
 use crate::task::validate_ids;
@@ -549,7 +549,13 @@ impl Check {
             .iter()
             .map(|(p, w)| (std::path::absolute(p).unwrap_or_else(|_| p.clone()), *w))
             .collect();
+        // Every runner's test files and configuration are protected, whichever runs: a
+        // candidate has no reason to edit another runner's either.
+        let protection = self
+            .protection
+            .with(&preset::protected_globs(), &preset::runner_sections())?;
         Ok(Plan {
+            protection: Arc::new(protection),
             host_paths: self.host_paths(&command, &source),
             shown,
             sandbox,
@@ -608,6 +614,8 @@ impl Check {
 /// Validated inputs.
 struct Plan {
     source: Source,
+    /// The user's protection with every runner's test files and configuration added.
+    protection: Arc<Protection>,
     /// Host paths the user named, shown read-only where the sandbox would hide them.
     host_paths: Vec<PathBuf>,
     /// Host paths the user asked the sandbox to show, writable or not.

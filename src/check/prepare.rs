@@ -6,7 +6,6 @@ use super::seeding::{Seeded, Seeding};
 use crate::judge::verdict::{ErrorCause, Steps};
 use crate::util::time::ms;
 use crate::workspace::pool::Lease;
-use crate::workspace::protect::{has_runner_sections, runner_section};
 use crate::workspace::{
     Applied, ApplyFailure, Caveat, Checkout, Fit, Hidden, HiddenError, OnProtectedEdit, Patch,
     Protection, Source, WorkdirPool, hidden,
@@ -109,7 +108,7 @@ pub(super) fn prepare_candidate(
     };
     prepared.steps.apply_ms = ms(started.elapsed());
     // Runner sections are judged on the text before and after, so only once it applied.
-    let sections = runner_sections(&checkout, candidate);
+    let sections = runner_sections(&checkout, candidate, protection);
     if protection.action == OnProtectedEdit::Reject && !sections.is_empty() {
         let labels: Vec<String> = sections.iter().map(|(_, l)| l.clone()).collect();
         return Ok(refuse(&labels));
@@ -154,18 +153,26 @@ pub(super) fn prepare_candidate(
 
 /// The candidate's edits inside a runner's section of a file that is not protected as a
 /// whole, as (file, `file [section]`).
-fn runner_sections(checkout: &Checkout, candidate: &Patch) -> Vec<(String, String)> {
+fn runner_sections(
+    checkout: &Checkout,
+    candidate: &Patch,
+    protection: &Protection,
+) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for (file, removed, added) in candidate.changed_lines() {
-        if !has_runner_sections(&file) {
+        if !protection.has_sections(&file) {
             continue;
         }
         let before = checkout.base_text(&file).unwrap_or_default();
         let after = std::fs::read_to_string(checkout.workdir().join(&file)).unwrap_or_default();
         let section = removed
             .iter()
-            .find_map(|&l| runner_section(&file, &before, l))
-            .or_else(|| added.iter().find_map(|&l| runner_section(&file, &after, l)));
+            .find_map(|&l| protection.section(&file, &before, l))
+            .or_else(|| {
+                added
+                    .iter()
+                    .find_map(|&l| protection.section(&file, &after, l))
+            });
         if let Some(section) = section {
             found.push((file.clone(), format!("{file} [{section}]")));
         }

@@ -86,7 +86,7 @@ impl Check {
         let hidden = self.hidden(root);
         let hidden = &hidden;
         let cand = async {
-            if let Some(refused) = refused(&candidate, &self.protection) {
+            if let Some(refused) = refused(&candidate, &plan.protection) {
                 return Ok(refused);
             }
             let made = self.checkout(plan, root, &cand_dir, seeding.as_ref(), hidden);
@@ -94,7 +94,7 @@ impl Check {
             let (tp, strict, protection) = (
                 plan.test_patch.clone(),
                 self.strict_apply,
-                self.protection.clone(),
+                plan.protection.clone(),
             );
             blocking(root.clone(), move || {
                 prepare_candidate(made, &candidate, tp.as_ref(), strict, &protection)

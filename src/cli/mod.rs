@@ -257,14 +257,21 @@ pub fn explain(e: Error) -> anyhow::Error {
     anyhow::anyhow!("{e}: {hint}")
 }
 
+/// `--runner`'s help: every preset by name, and SWE-bench's pick.
+fn runner_help() -> String {
+    format!(
+        "Preset test runner: {}; or swebench, which picks each task's from its repository as \
+         SWE-bench's harness does",
+        patchgrade::Preset::names()
+    )
+}
+
 /// How the tests are run: shared by `check`, `mcp` and `batch` (where they are the default for
 /// tasks that set none).
 #[derive(clap::Args)]
 pub struct CommandArgs {
-    /// Preset test runner: pytest, unittest, nextest, go, jest, vitest, mocha, node, ctest,
-    /// phpunit, maven, gradle, django, sympy; or swebench, which picks each task's from its
-    /// repository as SWE-bench's harness does.
-    #[arg(long, value_name = "NAME")]
+    // The list comes from the presets' registry, so a new runner is listed without an edit.
+    #[arg(long, value_name = "NAME", help = runner_help())]
     pub runner: Option<String>,
     /// Run each task as SWE-bench's harness does (--runner swebench): its repository's runner,
     /// the test patch's test files, and with --sandbox docker|podman its SWE-bench image.

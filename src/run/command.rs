@@ -1,7 +1,7 @@
 //! The test command: a `{tests}`/`{junit}`/`{workdir}` template and the syntax of the ids it
 //! takes, from a preset or written by the user.
 
-use super::preset::Preset;
+use super::preset::{Preset, Reach};
 use crate::observe::IdSyntax;
 use crate::util::list::dedup;
 use crate::workspace::BuildDir;
@@ -148,6 +148,14 @@ impl TestCommand {
             .chain(preset)
             .map(|s| s.to_string())
             .collect()
+    }
+
+    /// How the tests that reach a changed file are found: the preset's way, or for a custom
+    /// command that of the first preset taking its ids.
+    pub fn downstream(&self) -> Reach {
+        self.preset
+            .or(Preset::of_syntax(self.ids))
+            .map_or(Reach::Unknown, Preset::downstream)
     }
 
     /// The preset's download step ([`Preset::fetch`]), whatever the command: a custom one

@@ -6,28 +6,12 @@ use crate::util::names::Named;
 use globset::{GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
-/// Protected by default: test files and directories of the supported runners, their
-/// configuration, and CI configuration. [`Protection::new`] adds to these.
+/// Protected by default, whatever the runner: test directories and CI configuration. Each
+/// runner's own test files and configuration come with it (its preset's file), and a check
+/// adds every runner's ([`Protection::with`]); [`Protection::new`] adds the user's.
 pub const DEFAULT_GLOBS: &[&str] = &[
-    "**/conftest.py",
-    "**/test_*.py",
-    "**/*_test.py",
     "**/tests/**",
     "**/test/**",
-    "**/__tests__/**",
-    "**/*.test.*",
-    "**/*.spec.*",
-    "**/*_test.go",
-    "**/*Test.java",
-    "**/*Tests.java",
-    "**/*Test.php",
-    "**/pytest.ini",
-    "**/tox.ini",
-    "**/noxfile.py",
-    "**/jest.config.*",
-    "**/vitest.config.*",
-    "**/.mocharc*",
-    "**/phpunit.xml*",
     ".github/**",
     ".gitlab-ci.yml",
     ".circleci/**",
@@ -37,31 +21,25 @@ pub const DEFAULT_GLOBS: &[&str] = &[
     "Jenkinsfile",
 ];
 
-/// Files a patch edits for good reasons (dependencies, metadata) that also hold a runner's
-/// configuration in one section: an edit inside that section is a protected edit, though the
-/// file is not protected.
-const SECTIONED: &[(&str, &[&str])] = &[
-    (
-        "pyproject.toml",
-        &["tool.pytest.ini_options", "tool.pytest"],
-    ),
-    ("setup.cfg", &["tool:pytest"]),
-    ("package.json", &["jest", "mocha"]),
-];
-
-/// Whether `file` is one of the files with runner sections (`pyproject.toml`, `setup.cfg`,
-/// `package.json`).
-pub fn has_runner_sections(file: &str) -> bool {
-    let name = file.rsplit('/').next().unwrap_or(file);
-    SECTIONED.iter().any(|(n, _)| *n == name)
-}
-
 /// The runner section of `file` (by its name) that 1-based line `line` of `text` is in, if
-/// any: an INI or TOML table (`[tool.pytest.ini_options]` and its subtables), or a top-level
-/// key of `package.json` (`"jest": { … }`).
-pub fn runner_section(file: &str, text: &str, line: usize) -> Option<&'static str> {
+/// any, among `sections` (file name, section): an INI or TOML table
+/// (`[tool.pytest.ini_options]` and its subtables), or a top-level key of `package.json`
+/// (`"jest": { … }`).
+pub fn runner_section(
+    file: &str,
+    text: &str,
+    line: usize,
+    sections: &[(&str, &'static str)],
+) -> Option<&'static str> {
     let name = file.rsplit('/').next().unwrap_or(file);
-    let (_, sections) = SECTIONED.iter().find(|(n, _)| *n == name)?;
+    let sections: Vec<&'static str> = sections
+        .iter()
+        .filter(|(f, _)| *f == name)
+        .map(|(_, s)| *s)
+        .collect();
+    if sections.is_empty() {
+        return None;
+    }
     let upto = text.lines().take(line);
     if name == "package.json" {
         // The top-level key whose value the line is in, by brace depth (strings with braces
@@ -129,7 +107,11 @@ impl std::str::FromStr for OnProtectedEdit {
 /// The protected globs and what to do about edits to them.
 #[derive(Debug, Clone)]
 pub struct Protection {
+    /// Every glob: the defaults, the user's, and the runners' once a check adds them.
+    globs: Vec<String>,
     set: GlobSet,
+    /// The runners' sections of shared files, as (file name, section).
+    sections: Vec<(&'static str, &'static str)>,
     /// What an edit does.
     pub action: OnProtectedEdit,
 }
@@ -147,26 +129,54 @@ pub struct BadGlob {
 impl Protection {
     /// The default globs plus `extra`.
     pub fn new(extra: &[String], action: OnProtectedEdit) -> Result<Protection, BadGlob> {
-        let mut builder = GlobSetBuilder::new();
-        for glob in DEFAULT_GLOBS
+        let globs = DEFAULT_GLOBS
             .iter()
-            .copied()
-            .chain(extra.iter().map(String::as_str))
-        {
+            .map(|g| g.to_string())
+            .chain(extra.iter().cloned())
+            .collect();
+        Protection::build(globs, Vec::new(), action)
+    }
+
+    fn build(
+        globs: Vec<String>,
+        sections: Vec<(&'static str, &'static str)>,
+        action: OnProtectedEdit,
+    ) -> Result<Protection, BadGlob> {
+        let mut builder = GlobSetBuilder::new();
+        for glob in &globs {
             let parsed = globset::GlobBuilder::new(glob)
                 .literal_separator(true)
                 .build()
                 .map_err(|e| BadGlob {
-                    glob: glob.to_string(),
+                    glob: glob.clone(),
                     reason: e.kind().to_string(),
                 })?;
             builder.add(parsed);
         }
         let set = builder.build().map_err(|e| BadGlob {
-            glob: extra.join(" "),
+            glob: globs.join(" "),
             reason: e.to_string(),
         })?;
-        Ok(Protection { set, action })
+        Ok(Protection {
+            globs,
+            set,
+            sections,
+            action,
+        })
+    }
+
+    /// This protection with the runners' test files and configuration too: their globs, and
+    /// their sections of shared files (`pyproject.toml`'s `[tool.pytest.ini_options]`).
+    pub fn with(
+        &self,
+        globs: &[&str],
+        sections: &[(&'static str, &'static str)],
+    ) -> Result<Protection, BadGlob> {
+        let mut all = self.globs.clone();
+        all.extend(globs.iter().map(|g| g.to_string()));
+        let mut sections_all = self.sections.clone();
+        sections_all.extend_from_slice(sections);
+        Protection::build(all, sections_all, self.action)
     }
 
     /// The default globs, warning on edits.
@@ -181,6 +191,19 @@ impl Protection {
             .filter(|f| self.set.is_match(f.as_str()))
             .cloned()
             .collect()
+    }
+
+    /// Whether `file` is one of the files with runner sections (`pyproject.toml`,
+    /// `setup.cfg`, `package.json`).
+    pub fn has_sections(&self, file: &str) -> bool {
+        let name = file.rsplit('/').next().unwrap_or(file);
+        self.sections.iter().any(|(n, _)| *n == name)
+    }
+
+    /// The runner section of `file` that 1-based line `line` of `text` is in, if any (see
+    /// [`runner_section`]).
+    pub fn section(&self, file: &str, text: &str, line: usize) -> Option<&'static str> {
+        runner_section(file, text, line, &self.sections)
     }
 }
 
@@ -197,60 +220,20 @@ mod tests {
     }
 
     #[test]
-    fn defaults_cover_tests_config_and_ci_but_not_code() {
+    fn defaults_alone_cover_test_directories_and_ci() {
         let files = [
-            "conftest.py",
-            "src/pkg/conftest.py",
-            "tests/test_calc.py",
             "pkg/tests/helpers.py",
-            "test_root.py",
-            "calc_test.py",
-            "src/app.test.ts",
-            "web/__tests__/a.js",
-            "x/y_test.go",
-            "src/test/java/a/CalcTest.java",
-            "tests/CalcTest.php",
-            "pytest.ini",
-            "jest.config.js",
+            "src/test/x.c",
             ".github/workflows/ci.yml",
-            ".gitlab-ci.yml",
         ];
         assert_eq!(edits(&[], &files), files);
-        let code = [
-            "src/calc.py",
-            "src/testing_utils.py",
-            "latest.py",
-            "pkg/contest.py",
-            "README.md",
-            "pyproject.toml",
-            "src/main/java/a/Calc.java",
-        ];
-        assert!(edits(&[], &code).is_empty(), "{:?}", edits(&[], &code));
-    }
-
-    #[test]
-    fn runner_sections_of_files_that_are_not_protected() {
-        let toml = "[project]\nname = \"x\"\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n\n[tool.ruff]\nline = 1\n";
-        let at = |line| runner_section("pyproject.toml", toml, line);
-        assert_eq!(
-            (at(2), at(4), at(5), at(8)),
-            (
-                None,
-                Some("tool.pytest.ini_options"),
-                Some("tool.pytest.ini_options"),
-                None
-            )
-        );
-        let cfg = "[metadata]\nname = x\n[tool:pytest]\naddopts = -p no:x\n";
-        assert_eq!(runner_section("sub/setup.cfg", cfg, 4), Some("tool:pytest"));
-        assert_eq!(runner_section("setup.cfg", cfg, 2), None);
-        let json = "{\n  \"name\": \"x\",\n  \"jest\": {\n    \"testMatch\": [\"x\"]\n  },\n  \"dependencies\": {\n    \"a\": \"1\"\n  }\n}\n";
-        let at = |line| runner_section("package.json", json, line);
-        assert_eq!(
-            (at(2), at(3), at(4), at(7)),
-            (None, Some("jest"), Some("jest"), None)
-        );
-        assert_eq!(runner_section("README.md", toml, 4), None);
+        // A runner's own files come with the runner (a check adds every runner's).
+        assert!(edits(&[], &["conftest.py", "x_test.go"]).is_empty());
+        let p = Protection::defaults()
+            .with(&["**/conftest.py"], &[("setup.cfg", "tool:pytest")])
+            .unwrap();
+        assert_eq!(p.edits(&["a/conftest.py".into()]), ["a/conftest.py"]);
+        assert!(p.has_sections("sub/setup.cfg") && !p.has_sections("pyproject.toml"));
     }
 
     #[test]

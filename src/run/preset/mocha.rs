@@ -1,0 +1,31 @@
+//! mocha with mocha-junit-reporter.
+
+use super::common::{JS_ENV, js_select};
+use super::spec::{Reach, Spec, no_fetch};
+use crate::observe::ids::{IdSyntax, JsFlavor};
+
+const TEMPLATE: &str =
+    "npx mocha --reporter mocha-junit-reporter --reporter-options mochaFile={junit} {tests}";
+
+/// JavaScript's test files and mocha's configuration.
+const PROTECTED: &[&str] = &["**/__tests__/**", "**/*.test.*", "**/*.spec.*", "**/.mocharc*"];
+
+pub(super) const SPEC: Spec = Spec {
+    name: "mocha",
+    template: TEMPLATE,
+    version_probe: "node --version",
+    id_syntax: IdSyntax::Js(JsFlavor::Mocha),
+    select: js_select,
+    junit_is_dir: false,
+    exit_reflects_failures: true,
+    protected: PROTECTED,
+    sections: &[("package.json", "mocha")],
+    build_dirs: &[],
+    lock_files: &[],
+    fetch: no_fetch,
+    pass_env: JS_ENV,
+    env_remove: &[],
+    downstream: Reach::JavaScript,
+    support_files: &[],
+    runs_test_files: false,
+};
