@@ -38,7 +38,8 @@ fn uninformative(said: &str) -> bool {
     }
 }
 
-/// Lines the runner adds around a failure: Go's `=== RUN` and `--- FAIL`.
+/// Lines the runner adds around a failure: Go's `=== RUN` and `--- FAIL`, bats' places
+/// (`(in test file test/x.bats, line 9)`, `(from function `f' in file …, line 3,`).
 fn framing(line: &str) -> bool {
     [
         "=== RUN",
@@ -47,6 +48,9 @@ fn framing(line: &str) -> bool {
         "=== NAME",
         "--- FAIL",
         "--- PASS",
+        "(in test file ",
+        "(from function ",
+        "in test file ",
     ]
     .iter()
     .any(|p| line.starts_with(p))
@@ -67,7 +71,8 @@ fn strip_go_place(line: &str) -> &str {
 mod tests {
     use super::*;
 
-    /// The texts are real failures' (`tests/it/presets_e2e.rs`: gotestsum, PHPUnit 9).
+    /// The texts are real failures' (`tests/it/presets_e2e.rs`: gotestsum, PHPUnit 9; bats
+    /// 1.8, `fixtures/junit/bats`).
     #[test]
     fn the_assertion_replaces_a_message_that_says_nothing() {
         let go = "=== RUN   TestAdd\n    calc_test.go:7: 1+2 != 3\n--- FAIL: TestAdd (0.00s)\n";
@@ -87,6 +92,17 @@ mod tests {
             )
             .as_deref(),
             Some("DivisionByZeroError: Division by zero")
+        );
+        let bats = "(in test file test/calc.bats, line 11)\n  `[ \"$(add 1 2)\" -eq 4 ]' failed";
+        assert_eq!(
+            better("", bats).as_deref(),
+            Some("`[ \"$(add 1 2)\" -eq 4 ]' failed")
+        );
+        let helper = "(from function `assert_equal' in file test/helper.bash, line 3,\n \
+                      in test file test/calc.bats, line 15)\n  `assert_equal \"$(add 2 2)\" 5' failed";
+        assert_eq!(
+            better("", helper).as_deref(),
+            Some("`assert_equal \"$(add 2 2)\" 5' failed")
         );
     }
 

@@ -226,8 +226,9 @@ fn groups(out: &mut Budget, tests: &[&GradedTest], patched: &[String]) {
 /// Where a failure happened: `path:line` from the failure text, preferring a file the patch
 /// changed, else the innermost location outside libraries and test frameworks. Understands
 /// pytest's `path:12: Error`, Python's `File "path", line 12`, JavaScript's `(path:12:5)`,
-/// Java's `at pkg.Class.m(File.java:12)`, Go's `file_test.go:12:` and Rust's `at src/x.rs:12:5`.
-/// Python writes the innermost frame last; JavaScript, Java and Go first.
+/// Java's `at pkg.Class.m(File.java:12)`, Go's `file_test.go:12:`, Rust's `at src/x.rs:12:5`
+/// and bats' `(in test file test/x.bats, line 9)`. Python writes the innermost frame last;
+/// JavaScript, Java, Go and bats first.
 fn location(details: &str, patched: &[String]) -> Option<(String, bool)> {
     // (path, line number, in a library or the test framework)
     let mut found: Vec<(String, String, bool)> = Vec::new();
@@ -247,6 +248,10 @@ fn location(details: &str, patched: &[String]) -> Option<(String, bool)> {
             if !number.is_empty() {
                 found.push((path.to_string(), number, library_path(path)));
             }
+            continue;
+        }
+        if let Some((path, number)) = bats_place(line) {
+            found.push((path.to_string(), number.to_string(), false));
             continue;
         }
         let java_library = java_framework_frame(line);
@@ -293,6 +298,22 @@ fn location(details: &str, patched: &[String]) -> Option<(String, bool)> {
             .map_or(path.as_str(), |(_, rel)| rel),
     };
     Some((format!("{shown}:{number}"), in_patch(path).is_some()))
+}
+
+/// bats' place of a failure, `(in test file test/x.bats, line 9)` or, for a function it
+/// called, `(from function `f' in file test/helper.bash, line 3,`: (path, line number).
+fn bats_place(line: &str) -> Option<(&str, &str)> {
+    let line = line.trim_start_matches('(');
+    let rest = line.strip_prefix("in test file ").or_else(|| {
+        line.strip_prefix("from function ")?
+            .split_once("' in file ")
+            .map(|(_, r)| r)
+    })?;
+    let (path, after) = rest.split_once(", line ")?;
+    let end = after
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(after.len());
+    (end > 0).then(|| (path, &after[..end]))
 }
 
 /// A file of a library or a runtime, not of the project: installed packages, the Rust and
@@ -439,6 +460,17 @@ mod tests {
         let rust = "assertion `left == right` failed\n  left: 1\n right: 2\nat src/lib.rs:43:9";
         assert_eq!(location(rust, &[]), Some(("src/lib.rs:43".into(), false)));
         assert_eq!(location("see http://example.com:80/x", &[]), None);
+        let bats = "(in test file test/calc.bats, line 11)\n  `[ \"$(add 1 2)\" -eq 4 ]' failed";
+        assert_eq!(
+            location(bats, &[]),
+            Some(("test/calc.bats:11".into(), false))
+        );
+        let helper = "(from function `assert_equal' in file test/helper.bash, line 3,\n \
+                      in test file test/calc.bats, line 15)\n  `assert_equal \"$(add 2 2)\" 5' failed";
+        assert_eq!(
+            location(helper, &[]),
+            Some(("test/helper.bash:3".into(), false))
+        );
     }
 
     #[test]

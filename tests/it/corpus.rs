@@ -617,6 +617,31 @@ const QUIRKS: &[(&str, &str, &str, &str, TestStatus, usize)] = &[
         TestStatus::Failed,
         1,
     ),
+    // bats names a class by its file's name alone, and a test by its description.
+    (
+        "bats",
+        "junit.xml",
+        "classname.name",
+        "calc.bats.fails: with a colon",
+        TestStatus::Failed,
+        1,
+    ),
+    (
+        "bats",
+        "junit.xml",
+        "classname.name",
+        "other.bats.adds two numbers",
+        TestStatus::Passed,
+        1,
+    ),
+    (
+        "bats",
+        "junit.xml",
+        "classname.name",
+        "calc.bats.skipped for now",
+        TestStatus::Skipped,
+        1,
+    ),
 ];
 
 #[test]
