@@ -1,6 +1,7 @@
 //! Every preset against its real runner: a small project per runner, a fix graded `resolved`
 //! and a regression graded `regression`, with the runner's own id forms (subtests, describe
-//! paths, data sets, `Class#method`). pytest, nextest and node are in `runners_e2e.rs`.
+//! paths, data sets, `Class#method`, bats' descriptions). pytest, nextest and node are in
+//! `runners_e2e.rs`.
 //!
 //! Runners that are not installed are skipped on a developer's machine; CI installs them all
 //! (`scripts/runners`, `scripts/jsenv`) and sets `PATCHGRADE_ALL_RUNNERS=1`, so there a
@@ -259,6 +260,46 @@ fn phpunit_preset_grades_named_data_sets() {
             "App\\Tests\\CalcTest::testAdd",
             "App\\Tests\\CalcTest::testDiv with data set \"exact\"",
         ],
+        extra: Vec::new(),
+    });
+}
+
+const BATS_TEST: &str = "setup() {\n  source \"$BATS_TEST_DIRNAME/../calc.sh\"\n}\n\n\
+@test \"adds two numbers\" {\n  [ \"$(add 1 2)\" -eq 3 ]\n}\n\n\
+@test \"divides by zero: says so\" {\n  run div 1 0\n  [ \"$output\" = \"division by zero\" ]\n}\n\n\
+@test \"divides exactly\" {\n  [ \"$(div 6 3)\" -eq 2 ]\n}\n";
+
+fn sh_calc(add: &str, div: &str) -> String {
+    format!("add() {{ echo $(( {add} )); }}\n\ndiv() {{\n  {div}\n}}\n")
+}
+
+#[test]
+fn bats_preset_grades_descriptions_with_spaces_and_colons() {
+    if !have_runner("bats") {
+        return;
+    }
+    let crash = "echo $(( $1 / $2 ))";
+    let base = sh_calc("$1 + $2", crash);
+    let fixed = sh_calc(
+        "$1 + $2",
+        "if [ \"$2\" -eq 0 ]; then echo \"division by zero\"; else echo $(( $1 / $2 )); fi",
+    );
+    let broken = sh_calc("$1 - $2", crash);
+    grade(Case {
+        runner: "bats",
+        files: &[
+            ("calc.sh", &base),
+            ("test/calc.bats", BATS_TEST),
+            // A test of the same name in another file, failing, which the ids do not name.
+            (
+                "test/other.bats",
+                "@test \"adds two numbers\" {\n  false\n}\n",
+            ),
+        ],
+        fix: &[("calc.sh", &fixed)],
+        regression: &[("calc.sh", &broken)],
+        f2p: &["calc.bats.divides by zero: says so"],
+        p2p: &["calc.bats.adds two numbers", "calc.bats.divides exactly"],
         extra: Vec::new(),
     });
 }

@@ -76,6 +76,8 @@ presets! {
     Django => django,
     /// sympy's own test runner (what `bin/test` runs), writing JUnit.
     Sympy => sympy,
+    /// bats-core's shell tests, through its JUnit formatter.
+    Bats => bats,
 }
 
 /// Files a preset's command runs, written into the scripts directory (read-only to the
