@@ -77,3 +77,8 @@ pub mod internals {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The guide's library chapter's Rust examples compile.
+#[doc = include_str!("../docs/guide/src/library.md")]
+#[cfg(doctest)]
+pub struct GuideDoctests;

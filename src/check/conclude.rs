@@ -215,7 +215,7 @@ impl Check {
                     WarningKind::PatchedCodeNotImported,
                     "none of the patched Python files was imported from the checkout \
                      (no bytecode in its __pycache__): the tests probably imported an \
-                     installed copy; see --env PYTHONPATH={workdir}/src in the README"
+                     installed copy; see --env PYTHONPATH={workdir}/src in the guide (docs/guide/src/sandboxes.md)"
                         .into(),
                     Vec::new(),
                 );

@@ -102,7 +102,7 @@ pub struct Observed<'a> {
 
 /// The effect of one test, from its statuses after the patch and at base.
 ///
-/// Rules (documented in the README):
+/// Rules (documented in the guide, docs/guide/src/classification.md):
 /// - F2P: fixed iff it passes after; its base status never changes that (a pass at base only
 ///   makes the task suspect, which the caller warns about).
 /// - Flaky (failed, then passed on a retry) counts as passing after the patch.

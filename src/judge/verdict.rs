@@ -1,7 +1,7 @@
 //! The verdict: what was judged, the one document every front end reports (`check`,
 //! `grade`, `batch`, the MCP tool) and the contract between judging and reporting.
 //!
-//! Serialised as the JSON document documented in the README; `schema_version` changes only
+//! Serialised as the JSON document documented in the guide (docs/guide/src/json.md); `schema_version` changes only
 //! when a field's meaning changes or a field is removed.
 
 pub use super::classify::{Axis, GradedTest};
@@ -84,7 +84,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// The verdict as the JSON document the README documents (pretty-printed).
+    /// The verdict as the JSON document the guide documents (pretty-printed).
     pub fn json(&self) -> String {
         // A Verdict holds only strings, numbers, enums and maps with string keys.
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))

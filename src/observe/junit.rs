@@ -693,7 +693,7 @@ fn read_text<R: BufRead>(
 }
 
 /// The status a testcase's children and attributes say, with the runners' documented quirks
-/// (see the status table in the README).
+/// (see the status table in the guide, docs/guide/src/runners.md).
 fn observe(body: Body, status_attr: Option<&str>) -> Observation {
     let reran = |o: Observation| match body.reruns {
         0 => o,

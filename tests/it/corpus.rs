@@ -93,7 +93,7 @@ fn syntax(runner: &str) -> IdSyntax {
 }
 
 /// Ids that the report cannot tell apart, by design of the runner's JUnit (see the corpus
-/// README's "Known ambiguities"): they must be flagged ambiguous, never silently resolved.
+/// guide's "Known ambiguities" (docs/guide/src/runners.md)): they must be flagged ambiguous, never silently resolved.
 fn known_ambiguous(runner: &str, file: &str, id: &str) -> bool {
     match runner {
         // xunit2 has no file attribute: `pkg/v2` and `pkg.v2` both become `pkg.v2`.
@@ -279,7 +279,7 @@ fn nextest_retries_are_read() {
     );
 }
 
-/// One row per quirk in the README's table: (runner fixture dir, report, syntax, id as a user
+/// One row per quirk in the guide's table (docs/guide/src/runners.md): (runner fixture dir, report, syntax, id as a user
 /// writes it, expected status, expected number of testcases).
 const QUIRKS: &[(&str, &str, &str, &str, TestStatus, usize)] = &[
     // Go rewrites subtest names; users write them as in the source.

@@ -14,6 +14,7 @@ mod check_input;
 mod cli_e2e;
 mod corpus;
 mod derive_e2e;
+mod docs;
 mod downstream_e2e;
 mod examples_e2e;
 mod faults_e2e;

@@ -523,7 +523,7 @@ fn prediction_shapes_git_apply_takes_apply_the_same_way() {
         ),
         // The last line of the patch without its newline (cut, or an editor took it: `git
         // diff` would have said `\ No newline at end of file`). git and GNU patch refuse it;
-        // patchgrade applies it as if the newline were there, a difference the README lists.
+        // patchgrade applies it as if the newline were there, a difference the guide lists.
         (
             "no final newline",
             "--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 4",

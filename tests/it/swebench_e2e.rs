@@ -62,7 +62,7 @@ const VERSION: &str = "5.4";
 
 /// The candidates: `calc.f` returning each value (0 is the base). Not 2, which makes the
 /// xfail pass: pytest's JUnit writes an unexpected pass as a pass, and SWE-bench's log parser
-/// does not read `XPASS` (the one difference the README lists as not reproduced).
+/// does not read `XPASS` (the one difference the guide lists as not reproduced).
 const PATCHES: [(&str, &str); 3] = [("fix", "1"), ("worse", "7"), ("none", "0")];
 
 fn project() -> Fixture {

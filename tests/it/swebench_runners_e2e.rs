@@ -444,7 +444,7 @@ fn sympy_grades_inside_a_container() {
     assert_eq!(r["outcome"], "regression", "{r:#}");
 }
 
-/// The README's walk-through: a dataset and a predictions file, each repository's clone and
+/// The guide's walk-through (docs/guide/src/swebench.md): a dataset and a predictions file, each repository's clone and
 /// each version's interpreter in the config, `batch --swebench`, then the nine outcomes.
 #[test]
 fn a_dataset_of_django_and_sympy_instances_is_graded_with_swebench_commands() {

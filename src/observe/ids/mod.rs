@@ -1,6 +1,6 @@
 //! Test ids: how an id a user writes maps to `<testcase>` elements of a report.
 //!
-//! Each runner has its own id syntax (the id the runner itself prints and accepts); the README's
+//! Each runner has its own id syntax (the id the runner itself prints and accepts); the guide's
 //! table documents every mapping and quirk. Matching is two steps: a lookup key that an id and
 //! its testcases share exactly, then the id's qualifiers (file, package, binary, class) checked
 //! on the few testcases with that key.
