@@ -4,9 +4,9 @@
 
 use super::cache;
 use super::execute::Execution;
+use super::plan::Plan;
 use super::prepare::{AppliedCandidate, Prepared};
 use super::race::{BaselineSide, CandidateSide, Raced, Store};
-use super::{Check, Plan};
 use crate::judge::Draft;
 use crate::judge::grade::grade;
 use crate::judge::verdict::{Aborted, Outcome, RunInfo, Stage, Verdict, Warning, WarningKind};
@@ -17,15 +17,9 @@ use crate::workspace::{Caveat, OnProtectedEdit};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-impl Check {
+impl Plan {
     /// The verdict from what the race produced.
-    pub(super) fn conclude(
-        &self,
-        plan: &Plan,
-        mut draft: Draft,
-        raced: Raced,
-        started: Instant,
-    ) -> Verdict {
+    pub(super) fn conclude(&self, mut draft: Draft, raced: Raced, started: Instant) -> Verdict {
         draft.timings.prepare_ms = raced.prepare_ms;
         let (base_run, store) = match raced.baseline {
             BaselineSide::Failed(e) => return draft.fail(Stage::Baseline, e, started),
@@ -55,7 +49,7 @@ impl Check {
         draft.timings.test_ms = ms(raced.test_started.map_or(Duration::ZERO, |t| t.elapsed()));
         draft.runs.candidate = Some(cand_run.info);
         if let (Some(store), Some(run)) = (store, &base_run) {
-            store_baseline(store, plan, run);
+            store_baseline(store, self, run);
         }
         draft.runs.baseline = base_run.as_ref().map(|r| r.info.clone());
         // A baseline that cannot be judged means the task, not the candidate, is in question.
@@ -92,7 +86,6 @@ impl Check {
         let workdir = &prepared.workdir;
         let judging = Instant::now();
         let mut verdict = self.judge(
-            plan,
             draft,
             &cand_evidence,
             base_evidence.as_ref(),
@@ -119,7 +112,7 @@ impl Check {
             .warnings
             .extend(caveats.into_iter().map(caveat_warning));
         if !protected.is_empty() {
-            let reverted = self.protection.action == OnProtectedEdit::Revert;
+            let reverted = self.settings.protection.action == OnProtectedEdit::Revert;
             draft.warn(
                 WarningKind::ProtectedEdit,
                 format!(
@@ -135,7 +128,7 @@ impl Check {
             );
         }
         draft.patch.protected_edits_reverted =
-            !protected.is_empty() && self.protection.action == OnProtectedEdit::Revert;
+            !protected.is_empty() && self.settings.protection.action == OnProtectedEdit::Revert;
         draft.patch.protected_edits = protected;
         draft.patch.overridden_files = overridden;
         if let Some(hidden) = hidden {
@@ -152,30 +145,29 @@ impl Check {
     /// Grade both runs' evidence and add what grading noticed.
     fn judge(
         &self,
-        plan: &Plan,
         mut draft: Draft,
         candidate: &Evidence,
         baseline: Option<&Evidence>,
         workdir: &Path,
         started: Instant,
     ) -> Verdict {
-        let syntax = plan.command.ids();
-        let mut graded = grade(syntax, plan.requested(), candidate, baseline);
+        let syntax = self.command.ids();
+        let mut graded = grade(syntax, self.requested(), candidate, baseline);
         if let Some((stage, error)) = Draft::none_observed(&graded) {
             return draft.fail(stage, error, started);
         }
-        if let Some(selection) = &plan.downstream {
-            let ids = downstream_ids(plan, selection, candidate, baseline);
+        if let Some(selection) = &self.downstream {
+            let ids = downstream_ids(self, selection, candidate, baseline);
             let only = Requested {
                 f2p: &[],
                 p2p: &ids,
             };
             let mut report = selection.report.clone();
             report.grade(&grade(syntax, only, candidate, baseline).classification);
-            if self.downstream_as_p2p && !ids.is_empty() {
-                let p2p: Vec<String> = plan.p2p.iter().chain(&ids).cloned().collect();
+            if self.settings.downstream_as_p2p && !ids.is_empty() {
+                let p2p: Vec<String> = self.p2p.iter().chain(&ids).cloned().collect();
                 let with = Requested {
-                    f2p: &plan.f2p,
+                    f2p: &self.f2p,
                     p2p: &p2p,
                 };
                 graded = grade(syntax, with, candidate, baseline);
@@ -197,12 +189,13 @@ impl Check {
         draft.warn_about(&graded, baseline.is_some());
         // Bytecode is the evidence; a user who switched it off explicitly gets no guess.
         let bytecode_off = self
+            .settings
             .env
             .iter()
             .any(|(k, _)| Preset::Pytest.env_remove().contains(&k.as_str()));
         // A run the candidate cut short may have imported nothing: no guess from bytecode.
         let cut_short = candidate.not_run.is_some();
-        if plan.command.preset_of() == Some(Preset::Pytest) && !bytecode_off && !cut_short {
+        if self.command.preset_of() == Some(Preset::Pytest) && !bytecode_off && !cut_short {
             let files: Vec<String> = draft
                 .patch
                 .files
@@ -229,7 +222,7 @@ impl Check {
 /// (files, nextest prefixes) that either run reports, the task's own left out.
 fn downstream_ids(
     plan: &Plan,
-    selection: &super::downstream::Selection,
+    selection: &super::plan::Selection,
     candidate: &Evidence,
     baseline: Option<&Evidence>,
 ) -> Vec<String> {

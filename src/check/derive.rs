@@ -96,15 +96,10 @@ impl Check {
     /// ignored. `Err` only for bad input; a run that cannot be judged is in
     /// [`Derived::error`].
     pub async fn derive(&self) -> Result<Derived, super::Error> {
-        let check = Check {
-            cache: None,
-            pool: None,
-            baseline: true,
-            retries: 0,
-            f2p: Vec::new(),
-            p2p: Vec::new(),
-            ..self.clone()
-        };
+        let mut check = self.clone();
+        let s = &mut check.settings;
+        (s.cache, s.pool, s.baseline, s.retries) = (None, None, true, 0);
+        (s.f2p, s.p2p) = (Vec::new(), Vec::new());
         let plan = check.validate_inputs(Vec::new(), Vec::new())?;
         let Some(gold) = plan.candidate.clone() else {
             return Err(super::Error::EmptyGold);
@@ -115,16 +110,17 @@ impl Check {
             .preset_of()
             .filter(|p| p.template() == plan.command.template().as_str());
         let mut derived = Derived {
-            runs: 1 + self.retries,
+            runs: 1 + self.settings.retries,
             ids: Some(syntax),
             base_commit: plan.source.commit.to_string(),
-            instance_id: self.instance_id.clone(),
+            instance_id: self.settings.instance_id.clone(),
             runner: preset,
             test_cmd: preset
                 .is_none()
                 .then(|| plan.command.template().as_str().to_string()),
-            setup_cmd: self.setup_cmd.clone(),
+            setup_cmd: self.settings.setup_cmd.clone(),
             test_patch: self
+                .settings
                 .test_patch
                 .as_ref()
                 .map(|(_, text)| String::from_utf8_lossy(text).into_owned()),
@@ -134,7 +130,7 @@ impl Check {
         let mut not_exact = BTreeSet::new();
         for _ in 0..derived.runs {
             let root = Arc::new(RunRoot::new(None)?);
-            let raced = check.race(&root, &plan, gold.clone()).await;
+            let raced = plan.race(&root, gold.clone()).await;
             let error = |stage, (cause, message)| RunError {
                 stage,
                 cause,

@@ -5,8 +5,8 @@
 
 use super::cache::BaselineCache;
 use super::execute::Job;
+use super::plan::{DownstreamMode, Plan, Selection};
 use super::prepare::{RunRoot, Site, blocking, create_checkout, prepare_baseline};
-use super::{Check, Plan};
 use crate::judge::downstream::{Downstream, Method};
 use crate::observe::coverage::CoverageMap;
 use crate::observe::{IdSyntax, Requested};
@@ -16,26 +16,6 @@ use crate::workspace::Patch;
 use crate::workspace::imports::{Dependent, importers, is_test_path, rust_dependents};
 use std::collections::HashSet;
 use std::sync::Arc;
-
-/// Which downstream tests a check runs besides the task's.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DownstreamMode {
-    /// None (the default).
-    #[default]
-    Off,
-    /// By coverage at base where the runner is Python's, else by imports.
-    Auto,
-    /// By coverage at base only.
-    Coverage,
-    /// By the imports of the changed modules only.
-    Imports,
-    /// These tests, in the runner's ids.
-    List(Vec<String>),
-}
-
-/// How many downstream tests a check runs unless told (`--downstream-max`).
-pub const DEFAULT_DOWNSTREAM_MAX: usize = 100;
 
 /// The suite at base under coverage.py, each test's lines recorded as its context, written
 /// as JSON beside the JUnit report. Its configuration goes in the run's report directory,
@@ -55,38 +35,15 @@ status=$?
 python -m coverage json --rcfile=\"$PATCHGRADE_COVERAGE.rc\" -q -o \"$PATCHGRADE_COVERAGE.json\" || exit 97
 exit $status";
 
-/// The downstream tests chosen for a check, and what the verdict says of how.
-#[derive(Debug, Clone)]
-pub(super) struct Selection {
-    /// Tests to run, by id.
-    pub(super) ids: Vec<String>,
-    /// Groups to run whole (found by imports): test files, or for nextest the prefixes of
-    /// test ids (`binary module::`, see [`Dependent::Module`]).
-    pub(super) files: Vec<String>,
-    /// The verdict's downstream group so far: method, counts, note.
-    pub(super) report: Downstream,
-}
-
-impl Selection {
-    fn unavailable(note: String) -> Selection {
-        Selection {
-            ids: Vec::new(),
-            files: Vec::new(),
-            report: Downstream::found(Method::Unavailable, 0, 0, Some(note)),
-        }
-    }
-}
-
-impl Check {
+impl Plan {
     /// The downstream tests of this check, `None` when off.
     pub(super) async fn select_downstream(
         &self,
-        plan: &Plan,
         candidate: &Patch,
         root: &Arc<RunRoot>,
     ) -> Option<Selection> {
-        let requested: HashSet<&str> = plan.requested().iter().map(|(id, _)| id).collect();
-        let max = self.downstream_max;
+        let requested: HashSet<&str> = self.requested().iter().map(|(id, _)| id).collect();
+        let max = self.settings.downstream_max;
         let cap = |found: Vec<String>| {
             let found: Vec<String> = found
                 .into_iter()
@@ -94,11 +51,11 @@ impl Check {
                 .collect();
             capped(found, max)
         };
-        let syntax = plan.command.ids();
-        let reach = plan.command.downstream();
+        let syntax = self.command.ids();
+        let reach = self.command.downstream();
         let python = reach == Reach::Python;
         let mut note = None;
-        match &self.downstream {
+        match &self.settings.downstream {
             DownstreamMode::Off => return None,
             DownstreamMode::List(ids) => {
                 let (ids, found, skipped) = cap(ids.clone());
@@ -114,7 +71,7 @@ impl Check {
                 )));
             }
             DownstreamMode::Auto | DownstreamMode::Coverage if python => {
-                match self.coverage_map(plan, root).await {
+                match self.coverage_map(root).await {
                     Ok((map, cached)) => {
                         let (ids, found, skipped) =
                             cap(map.covering(&candidate.touched_base_lines()));
@@ -126,7 +83,7 @@ impl Check {
                             report,
                         });
                     }
-                    Err(why) if self.downstream == DownstreamMode::Coverage => {
+                    Err(why) if self.settings.downstream == DownstreamMode::Coverage => {
                         return Some(Selection::unavailable(format!(
                             "coverage at base could not be built: {why}"
                         )));
@@ -141,7 +98,7 @@ impl Check {
             _ => {}
         }
         if reach == Reach::Rust {
-            let (source, changed) = (plan.source.clone(), candidate.files().to_vec());
+            let (source, changed) = (self.source.clone(), candidate.files().to_vec());
             let found = blocking(root.clone(), move || {
                 let rust = |p: &str| p.ends_with(".rs") || p.ends_with("Cargo.toml");
                 let files = source.text_files(rust);
@@ -179,12 +136,12 @@ impl Check {
                  imports read Python, JavaScript and Rust); give a list"
             )));
         }
-        let hidden: HashSet<&str> = plan
+        let hidden: HashSet<&str> = self
             .test_patch
             .as_ref()
             .map(|p| p.files().iter().map(String::as_str).collect())
             .unwrap_or_default();
-        let (source, changed) = (plan.source.clone(), candidate.files().to_vec());
+        let (source, changed) = (self.source.clone(), candidate.files().to_vec());
         let found = blocking(root.clone(), move || {
             let tests = source.text_files(is_test_path);
             Ok(importers(
@@ -207,15 +164,11 @@ impl Check {
 
     /// Which tests run which lines at base: from the cache, or built by running the suite at
     /// base under coverage (and stored, when the run was sandboxed). `true` when cached.
-    async fn coverage_map(
-        &self,
-        plan: &Plan,
-        root: &Arc<RunRoot>,
-    ) -> Result<(CoverageMap, bool), String> {
+    async fn coverage_map(&self, root: &Arc<RunRoot>) -> Result<(CoverageMap, bool), String> {
         let command = TestCommand::custom(COVERAGE, IdSyntax::Pytest).map_err(|e| e.to_string())?;
         let mut stored = None;
-        if let Some(cache) = &self.cache {
-            let name = self.map_name(plan, cache, root).await;
+        if let Some(cache) = &self.settings.cache {
+            let name = self.map_name(cache, root).await;
             let guard = cache.lock(&name).await;
             if let Some(map) = cache.load::<CoverageMap>(&name) {
                 log::info!("coverage map from the cache ({} tests)", map.tests.len());
@@ -225,7 +178,7 @@ impl Check {
         }
         log::info!("building the coverage map: the suite at base under coverage.py");
         let dir = root.path().join("coverage");
-        let (source, tp, at) = (plan.source.clone(), plan.test_patch.clone(), dir.clone());
+        let (source, tp, at) = (self.source.clone(), self.test_patch.clone(), dir.clone());
         let prepared = blocking(root.clone(), move || {
             let site = Site {
                 dir: &at,
@@ -243,10 +196,8 @@ impl Check {
             requested: Requested { f2p: &[], p2p: &[] },
         };
         let hidden = self.hidden(root);
-        let keep = self.keep.is_some();
-        let run = self
-            .execute(plan, &job, &dir, &prepared, &hidden, keep)
-            .await;
+        let keep = self.settings.keep.is_some();
+        let run = self.execute(&job, &dir, &prepared, &hidden, keep).await;
         let json_file = dir.join("out/junit.xml.json");
         let json = std::fs::read(&json_file);
         let evidence = run.evidence.map_err(|failure| {
@@ -262,7 +213,7 @@ impl Check {
         let map = CoverageMap::build(&json, report).map_err(|e| e.to_string())?;
         // As a baseline: run on the host, the candidate's code could have disturbed it.
         if let Some((cache, name, _guard)) = stored
-            && plan.sandbox != Sandbox::None
+            && self.sandbox != Sandbox::None
         {
             let _ = cache.store(&name, &map);
         }
@@ -271,11 +222,10 @@ impl Check {
 
     /// The coverage map's cache entry: the baseline's key, with the coverage command and no
     /// ids (the map is the task's, whatever the candidate).
-    async fn map_name(&self, plan: &Plan, cache: &BaselineCache, root: &RunRoot) -> String {
-        let version = self.runner_version(plan, cache, root.path()).await;
+    async fn map_name(&self, cache: &BaselineCache, root: &RunRoot) -> String {
+        let version = self.runner_version(cache, root.path()).await;
         let none: &[String] = &[];
         self.key_name(
-            plan,
             (COVERAGE, IdSyntax::Pytest),
             [none, none, none],
             0,

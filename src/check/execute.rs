@@ -1,8 +1,8 @@
 //! Running the tests in a prepared checkout: setup, attempts, retries, and what their logs
 //! say when a run cannot be judged.
 
+use super::plan::Plan;
 use super::prepare::Prepared;
-use super::{Check, Plan};
 use crate::judge::grade::retry_candidates;
 use crate::judge::verdict::{ErrorCause, RunInfo};
 use crate::observe::junit::JunitError;
@@ -17,7 +17,24 @@ use crate::util::time::ms;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-impl Check {
+impl Plan {
+    /// What both sides run: the requested tests, the downstream ones, and the test files
+    /// the command runs whole.
+    pub(super) fn tests_job(&self) -> Job<'_> {
+        let mut ids = self.requested().ids();
+        let mut files = self.test_files.clone();
+        if let Some(d) = &self.downstream {
+            ids.extend(d.ids.iter().cloned());
+            files.extend(d.files.iter().cloned());
+        }
+        Job {
+            command: &self.command,
+            ids: crate::util::list::dedup(ids),
+            files: crate::util::list::dedup(files),
+            requested: self.requested(),
+        }
+    }
+
     /// Setup, then the tests, in one prepared checkout, confined by the plan's sandbox: a
     /// first attempt (again without the ids the runner refused, if it refused some), then
     /// `--retries` rounds of the tests that did not pass.
@@ -25,7 +42,6 @@ impl Check {
     // setup, the first attempt, a rerun without refused ids, then the retries.
     pub(super) async fn execute(
         &self,
-        plan: &Plan,
         job: &Job<'_>,
         dir: &Path,
         prepared: &Prepared,
@@ -46,33 +62,41 @@ impl Check {
             steps: prepared.steps,
             ..RunInfo::default()
         };
-        let paths = self.paths(plan, dir, &workdir, hidden);
+        let paths = self.paths(dir, &workdir, hidden);
         // With `--setup-once`, a pool slot runs the setup on its base once (before the
         // patches, for this run or an earlier one) and starts from its output.
         let once = self
+            .settings
             .setup_cmd
             .as_ref()
-            .filter(|_| self.setup_once)
+            .filter(|_| self.settings.setup_once)
             .zip(prepared.lease.as_ref())
-            .is_some_and(|(cmd, lease)| lease.setup_done(&self.setup_key(plan, cmd)));
+            .is_some_and(|(cmd, lease)| lease.setup_done(&self.setup_key(cmd)));
         info.setup_reused = once && !prepared.setup_on_base;
-        let setup = self.setup_cmd.as_ref().filter(|_| !once);
+        let setup = self.settings.setup_cmd.as_ref().filter(|_| !once);
         let online = setup.is_some() || fetch.is_some();
         let opening = Instant::now();
-        let opened = Jail::open(&plan.sandbox, paths, self.network, online, self.limits).await;
+        let opened = Jail::open(
+            &self.sandbox,
+            paths,
+            self.settings.network,
+            online,
+            self.settings.limits,
+        )
+        .await;
         info.steps.sandbox_ms = ms(opening.elapsed());
         let jail = match opened {
             Ok(jail) => jail,
             Err(e) => {
                 info.duration_ms = ms(started.elapsed());
-                let why = format!("the {} sandbox could not start: {e}", plan.sandbox.name());
+                let why = format!("the {} sandbox could not start: {e}", self.sandbox.name());
                 return Execution {
                     info,
                     evidence: Err(Failure::new(ErrorCause::SandboxFailed, why)),
                 };
             }
         };
-        let mut env = self.env_for(plan, &jail.workdir());
+        let mut env = self.env_for(&jail.workdir());
         // The runner's own files, where code under test cannot rewrite them.
         let support = job.command.support_files();
         if !support.is_empty() {
@@ -89,11 +113,11 @@ impl Check {
             }
         }
         let runner = Attempts {
-            check: self,
+            plan: self,
             job,
             dir,
             env,
-            pass_env: self.pass_env_for(plan),
+            pass_env: self.pass_env_for(),
             workdir,
             hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
             jail: &jail,
@@ -130,7 +154,7 @@ impl Check {
                     .cloned()
                     .collect();
                 if rejected.is_empty() || rest.is_empty() {
-                    return Err(first.empty_report_error(self.timeout));
+                    return Err(first.empty_report_error(self.settings.timeout));
                 }
                 // The files of ids that exist but name no test are run whole, so the report
                 // holds the ids the user might have meant.
@@ -143,14 +167,14 @@ impl Check {
                 evidence.rejected = rejected;
                 let again = runner.attempt(&rest, 1, &mut info).await?;
                 if again.report.cases.is_empty() {
-                    return Err(again.empty_report_error(self.timeout));
+                    return Err(again.empty_report_error(self.settings.timeout));
                 }
                 again.report
             } else {
                 first.report
             };
             evidence.attempts.push(report);
-            for _ in 0..self.retries {
+            for _ in 0..self.settings.retries {
                 let again = retry_candidates(syntax, requested, &evidence);
                 if again.is_empty() {
                     break;
@@ -184,26 +208,31 @@ impl Check {
     /// in the plan's sandbox with the network: its output becomes the slot's to start from.
     pub(super) async fn setup_on_base(
         &self,
-        plan: &Plan,
         dir: &Path,
         prepared: &Prepared,
         hidden: &[PathBuf],
         cmd: &str,
     ) -> Result<(), Failure> {
-        let paths = self.paths(plan, dir, &prepared.workdir, hidden);
-        let jail = Jail::open(&plan.sandbox, paths, self.network, true, self.limits)
-            .await
-            .map_err(|e| {
-                let why = format!("the {} sandbox could not start: {e}", plan.sandbox.name());
-                Failure::new(ErrorCause::SandboxFailed, why)
-            })?;
-        let job = plan.tests_job();
+        let paths = self.paths(dir, &prepared.workdir, hidden);
+        let jail = Jail::open(
+            &self.sandbox,
+            paths,
+            self.settings.network,
+            true,
+            self.settings.limits,
+        )
+        .await
+        .map_err(|e| {
+            let why = format!("the {} sandbox could not start: {e}", self.sandbox.name());
+            Failure::new(ErrorCause::SandboxFailed, why)
+        })?;
+        let job = self.tests_job();
         let runner = Attempts {
-            check: self,
+            plan: self,
             job: &job,
             dir,
-            env: self.env_for(plan, &jail.workdir()),
-            pass_env: self.pass_env_for(plan),
+            env: self.env_for(&jail.workdir()),
+            pass_env: self.pass_env_for(),
             workdir: prepared.workdir.clone(),
             hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
             jail: &jail,
@@ -221,13 +250,14 @@ impl Check {
     /// A side's sandbox paths: its checkout, reports and scripts; the repository's objects
     /// and `--python`'s directory, read-only; what must stay hidden; the host paths the user
     /// named and the toolchains in the home, shown read-only; what the user asked to show.
-    fn paths(&self, plan: &Plan, dir: &Path, workdir: &Path, hidden: &[PathBuf]) -> Paths {
+    fn paths(&self, dir: &Path, workdir: &Path, hidden: &[PathBuf]) -> Paths {
         Paths {
             workdir: workdir.to_path_buf(),
             out: dir.join("out"),
             scripts: dir.join("scripts"),
-            readonly: vec![plan.source.objects_dir().to_path_buf()],
+            readonly: vec![self.source.objects_dir().to_path_buf()],
             tools: self
+                .settings
                 .python
                 .as_deref()
                 .and_then(Path::parent)
@@ -236,43 +266,40 @@ impl Check {
                 .collect(),
             hidden: hidden.to_vec(),
             // The toolchains in the home, and what the download step wrote there, read-only.
-            named: plan
+            named: self
                 .host_paths
                 .iter()
                 .cloned()
                 .chain(crate::run::preset::toolchain_dirs())
                 .collect(),
-            shown: plan.shown.clone(),
+            shown: self.shown.clone(),
         }
     }
 
     /// What a `--setup-once` setup depends on: the command, the base tree, the environment.
-    pub(super) fn setup_key(&self, plan: &Plan, cmd: &str) -> String {
-        let key = serde_json::to_vec(&(cmd, plan.source.tree.to_string(), &self.env));
+    pub(super) fn setup_key(&self, cmd: &str) -> String {
+        let key = serde_json::to_vec(&(cmd, self.source.tree.to_string(), &self.settings.env));
         crate::util::digest::hash(&key.unwrap_or_default())
     }
 
     /// The variables of the user's environment the commands inherit: the command's own list
     /// ([`TestCommand::pass_env`]) and the names the user passes (`--pass-env`).
-    pub(super) fn pass_env_for(&self, plan: &Plan) -> Vec<String> {
-        let mut names = plan.command.pass_env();
-        names.extend(self.pass_env.iter().cloned());
+    pub(super) fn pass_env_for(&self) -> Vec<String> {
+        let mut names = self.command.pass_env();
+        names.extend(self.settings.pass_env.iter().cloned());
         names
     }
 
     /// The environment of the commands: `{workdir}` filled in (as the commands see it), and
     /// the preset's removals unless the user set the variable.
-    pub(super) fn env_for(
-        &self,
-        plan: &Plan,
-        workdir: &Path,
-    ) -> (Vec<(String, String)>, Vec<String>) {
+    pub(super) fn env_for(&self, workdir: &Path) -> (Vec<(String, String)>, Vec<String>) {
         let env: Vec<(String, String)> = self
+            .settings
             .env
             .iter()
             .map(|(k, v)| (k.clone(), with_workdir_raw(v, workdir)))
             .collect();
-        let remove: Vec<String> = plan
+        let remove: Vec<String> = self
             .command
             .env_remove()
             .iter()
@@ -285,7 +312,7 @@ impl Check {
 
 /// Runs the test command in one checkout.
 pub(super) struct Attempts<'a> {
-    pub(super) check: &'a Check,
+    pub(super) plan: &'a Plan,
     pub(super) job: &'a Job<'a>,
     /// The side's directory: its logs here, its reports and scripts in the jail's.
     pub(super) dir: &'a Path,
@@ -351,7 +378,7 @@ impl Attempts<'_> {
             cwd: self.workdir.clone(),
             env: launch.env.0,
             env_remove: launch.env.1,
-            timeout: self.check.timeout,
+            timeout: self.plan.settings.timeout,
             stdout: self.dir.join(format!("{log}.stdout.log")),
             stderr: self.dir.join(format!("{log}.stderr.log")),
             hold_open: self.hold,
@@ -363,7 +390,7 @@ impl Attempts<'_> {
     /// The setup command, with the network; `log` names its script and logs.
     async fn setup(&self, cmd: &str, log: &str) -> Result<(), Failure> {
         let script = self
-            .check
+            .plan
             .with_python(with_workdir(cmd, &self.jail.workdir()));
         let setup = self.spec(script, log, true, &[]);
         match self.run(&setup).await {
@@ -373,7 +400,7 @@ impl Attempts<'_> {
                 explain(
                     "setup command",
                     f.termination,
-                    self.check.timeout,
+                    self.plan.settings.timeout,
                     "",
                     &setup,
                 ),
@@ -389,7 +416,7 @@ impl Attempts<'_> {
     /// the setup's (the candidate's, when its manifest names what cannot be had).
     async fn fetch(&self, fetch: &Fetch) -> Result<(), Failure> {
         let script = with_workdir(fetch.script, &self.jail.workdir());
-        let spec = self.spec(self.check.with_python(script), "fetch", true, &fetch.caches);
+        let spec = self.spec(self.plan.with_python(script), "fetch", true, &fetch.caches);
         match self.run(&spec).await {
             Ok(f) if f.termination == Termination::Exited(0) => Ok(()),
             Ok(f) => Err(Failure::new(
@@ -397,7 +424,7 @@ impl Attempts<'_> {
                 explain(
                     &format!("the dependency download (`{}`)", fetch.script),
                     f.termination,
-                    self.check.timeout,
+                    self.plan.settings.timeout,
                     "",
                     &spec,
                 ),
@@ -437,7 +464,7 @@ impl Attempts<'_> {
             format!("junit{suffix}.xml")
         });
         let tests = command.select(ids, &self.workdir, &self.job.files);
-        let script = self.check.with_python(command.template().render(
+        let script = self.plan.with_python(command.template().render(
             &tests,
             &seen,
             &self.jail.workdir(),
@@ -460,7 +487,7 @@ impl Attempts<'_> {
             info.termination = Some(finished.termination);
         }
         // A run that ran into its limits and left no usable report: the limit, not a crash.
-        let limits = self.check.limits;
+        let limits = self.plan.settings.limits;
         let limited = move |failure: Failure| match finished.limit_hit {
             Some(hit) => Failure {
                 message: format!("{}; {}", limit_text(hit, limits), failure.message),
@@ -488,7 +515,7 @@ impl Attempts<'_> {
                     explain(
                         "test command",
                         finished.termination,
-                        self.check.timeout,
+                        self.plan.settings.timeout,
                         "",
                         &spec,
                     ),
@@ -505,7 +532,7 @@ impl Attempts<'_> {
                     explain(
                         "test command",
                         finished.termination,
-                        self.check.timeout,
+                        self.plan.settings.timeout,
                         " and wrote no JUnit report",
                         &spec,
                     ),
@@ -521,7 +548,7 @@ impl Attempts<'_> {
                 format!(
                     "the test command {} but its report {why}: one of them is not what the \
                      tests did",
-                    describe(finished.termination, self.check.timeout)
+                    describe(finished.termination, self.plan.settings.timeout)
                 ),
             ));
         }
@@ -632,7 +659,7 @@ fn contradiction(termination: Termination, report: &Report) -> Option<&'static s
     }
 }
 
-/// How much of each log [`Check::logs`] keeps: the end, where runners write their errors.
+/// How much of each log `Check::logs` keeps: the end, where runners write their errors.
 pub const LOG_TAIL: u64 = 1024 * 1024;
 
 /// Copy each run's logs (their tails) out of the run directory; best effort, as logs are an

@@ -4,12 +4,12 @@
 
 use super::cache::{self, BaselineCache};
 use super::execute::Execution;
+use super::plan::Plan;
 use super::prepare::{
     AppliedCandidate, Candidate, Prep, Prepared, RunRoot, Site, blocking, create_checkout,
     prepare_baseline, prepare_candidate, refused,
 };
 use super::seeding::Seeding;
-use super::{Check, Plan};
 use crate::judge::verdict::ErrorCause;
 use crate::run::{Sandbox, process};
 use crate::util::time::ms;
@@ -71,30 +71,30 @@ pub(super) struct Store {
     _guard: tokio::sync::OwnedMutexGuard<()>,
 }
 
-impl Check {
+impl Plan {
     /// Prepare and run both sides. A broken task (test patch or checkout failing at base)
     /// outranks anything the candidate did, so a candidate that was not run still waits for
     /// the baseline's checkout, though not for its tests.
     // Long because both sides are futures borrowing this frame: the select loop needs them
     // pinned here, and splitting them out would mean boxing and sharing what they borrow.
-    pub(super) async fn race(&self, root: &Arc<RunRoot>, plan: &Plan, candidate: Patch) -> Raced {
+    pub(super) async fn race(&self, root: &Arc<RunRoot>, candidate: Patch) -> Raced {
         let prepare_started = Instant::now();
         let cand_dir = root.path().join("candidate");
         let base_dir = root.path().join("baseline");
-        let seeding = self.seeding(plan);
-        let keep = self.keep.is_some();
+        let seeding = self.seeding();
+        let keep = self.settings.keep.is_some();
         let hidden = self.hidden(root);
         let hidden = &hidden;
         let cand = async {
-            if let Some(refused) = refused(&candidate, &plan.protection) {
+            if let Some(refused) = refused(&candidate, &self.protection) {
                 return Ok(refused);
             }
-            let made = self.checkout(plan, root, &cand_dir, seeding.as_ref(), hidden);
+            let made = self.checkout(root, &cand_dir, seeding.as_ref(), hidden);
             let made = made.await?;
             let (tp, strict, protection) = (
-                plan.test_patch.clone(),
-                self.strict_apply,
-                plan.protection.clone(),
+                self.test_patch.clone(),
+                self.settings.strict_apply,
+                self.protection.clone(),
             );
             blocking(root.clone(), move || {
                 prepare_candidate(made, &candidate, tp.as_ref(), strict, &protection)
@@ -107,8 +107,8 @@ impl Check {
             let _ = test_started.set(Instant::now());
             match prepared {
                 Ok(Candidate::Applied(applied)) => {
-                    let job = plan.tests_job();
-                    let run = self.execute(plan, &job, &cand_dir, &applied.prepared, hidden, keep);
+                    let job = self.tests_job();
+                    let run = self.execute(&job, &cand_dir, &applied.prepared, hidden, keep);
                     let run = run.await;
                     CandidateSide::Ran(Box::new((*applied, run)))
                 }
@@ -118,9 +118,7 @@ impl Check {
         };
         let (prepared_tx, prepared_rx) = tokio::sync::oneshot::channel();
         let base_side = async {
-            let source = self
-                .baseline_source(plan, root, seeding.as_ref(), hidden)
-                .await;
+            let source = self.baseline_source(root, seeding.as_ref(), hidden).await;
             let _ = prepared_tx.send(match &source {
                 BaselineSource::Run {
                     prepared: Err(e), ..
@@ -137,12 +135,10 @@ impl Check {
                     prepared: Ok(prepared),
                     store,
                 } => {
-                    let job = plan.tests_job();
-                    let run = self
-                        .execute(plan, &job, &base_dir, &prepared, hidden, keep)
-                        .await;
+                    let job = self.tests_job();
+                    let run = self.execute(&job, &base_dir, &prepared, hidden, keep).await;
                     if let (Some(seeding), Some(seeded)) = (&seeding, &prepared.seeded) {
-                        let touched = plan.test_patch.as_ref().map(|p| p.files().to_vec());
+                        let touched = self.test_patch.as_ref().map(|p| p.files().to_vec());
                         let (seeding, workdir) = (seeding.clone(), prepared.workdir.clone());
                         let seeded = seeded.clone();
                         let _ = blocking(root.clone(), move || {
@@ -195,38 +191,38 @@ impl Check {
     /// bookkeeping.
     pub(super) fn hidden(&self, root: &RunRoot) -> Vec<PathBuf> {
         let mut hidden = vec![std::env::temp_dir(), root.path().to_path_buf()];
-        hidden.extend(self.cache.as_ref().map(|c| c.dir().to_path_buf()));
+        hidden.extend(self.settings.cache.as_ref().map(|c| c.dir().to_path_buf()));
         hidden.extend(BaselineCache::default_dir());
-        hidden.extend(self.pool.as_ref().map(|p| p.dir().to_path_buf()));
+        hidden.extend(self.settings.pool.as_ref().map(|p| p.dir().to_path_buf()));
         hidden
     }
 
     /// The cache entry's name for this plan's baseline.
-    fn cache_name(&self, plan: &Plan, runner_version: Option<&str>) -> String {
-        let downstream: Vec<String> = plan
+    fn cache_name(&self, runner_version: Option<&str>) -> String {
+        let downstream: Vec<String> = self
             .downstream
             .iter()
             .flat_map(|d| d.ids.iter().chain(&d.files))
             .cloned()
             .collect();
-        let command = (plan.command.template().as_str(), plan.command.ids());
-        let lists = [&plan.f2p[..], &plan.p2p, &downstream];
-        self.key_name(plan, command, lists, self.retries, runner_version)
+        let command = (self.command.template().as_str(), self.command.ids());
+        let lists = [&self.f2p[..], &self.p2p, &downstream];
+        self.key_name(command, lists, self.settings.retries, runner_version)
     }
 
     /// A cache entry's name: what a run at base depends on, for this command (template and
     /// id syntax) and these lists of tests (F2P, P2P, downstream).
     pub(super) fn key_name(
         &self,
-        plan: &Plan,
         (template, ids): (&str, crate::observe::IdSyntax),
         [f2p, p2p, downstream]: [&[String]; 3],
         retries: usize,
         runner_version: Option<&str>,
     ) -> String {
         BaselineCache::name(&cache::Key {
-            tree: plan.source.tree.to_string(),
+            tree: self.source.tree.to_string(),
             test_patch: self
+                .settings
                 .test_patch
                 .as_ref()
                 .map(|(_, t)| crate::util::digest::hash(t)),
@@ -235,20 +231,20 @@ impl Check {
             f2p,
             p2p,
             downstream,
-            env: &self.env,
-            setup_cmd: self.setup_cmd.as_deref(),
-            python: self.python.as_deref(),
+            env: &self.settings.env,
+            setup_cmd: self.settings.setup_cmd.as_deref(),
+            python: self.settings.python.as_deref(),
             retries,
             runner_version,
-            sandbox: self.sandbox_key(plan),
-            network: self.network,
+            sandbox: self.sandbox_key(),
+            network: self.settings.network,
         })
     }
 
     /// Where the runs happen, as a cache key says it: the sandbox, or a container's engine and
     /// image id.
-    pub(super) fn sandbox_key(&self, plan: &Plan) -> String {
-        match &plan.sandbox {
+    pub(super) fn sandbox_key(&self) -> String {
+        match &self.sandbox {
             Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
             other => other.name().to_string(),
         }
@@ -259,18 +255,17 @@ impl Check {
     /// The probe runs in `dir`, the run's directory.
     pub(super) async fn runner_version(
         &self,
-        plan: &Plan,
         cache: &BaselineCache,
         dir: &std::path::Path,
     ) -> Option<String> {
-        if matches!(plan.sandbox, Sandbox::Container(_)) {
+        if matches!(self.sandbox, Sandbox::Container(_)) {
             return None;
         }
-        let script = plan.command.version_probe()?;
+        let script = self.command.version_probe()?;
         let probe = process::Spec {
-            env: self.env_for(plan, dir).0,
+            env: self.env_for(dir).0,
             // The tests' environment, whose toolchain the key is about.
-            pass_env: Some(self.pass_env_for(plan)),
+            pass_env: Some(self.pass_env_for()),
             ..process::Spec::on_host(
                 self.with_python(script.to_string()),
                 dir,
@@ -286,18 +281,17 @@ impl Check {
     /// holding the entry's lock so that one task's concurrent checks run it once).
     async fn baseline_source(
         &self,
-        plan: &Plan,
         root: &Arc<RunRoot>,
         seeding: Option<&Seeding>,
         hidden: &[PathBuf],
     ) -> BaselineSource {
-        if !self.baseline {
+        if !self.settings.baseline {
             return BaselineSource::Skipped;
         }
         let mut store = None;
-        if let Some(cache) = &self.cache {
-            let version = self.runner_version(plan, cache, root.path()).await;
-            let name = self.cache_name(plan, version.as_deref());
+        if let Some(cache) = &self.settings.cache {
+            let version = self.runner_version(cache, root.path()).await;
+            let name = self.cache_name(version.as_deref());
             let guard = cache.lock(&name).await;
             if let Some(entry) = cache.load(&name) {
                 log::info!("baseline from the cache ({})", cache.dir().display());
@@ -305,7 +299,7 @@ impl Check {
             }
             // A baseline run on the host could have been disturbed by the candidate's code,
             // which ran beside it as the same user: it is used, never stored.
-            if plan.sandbox != Sandbox::None {
+            if self.sandbox != Sandbox::None {
                 store = Some(Store {
                     cache: cache.clone(),
                     name,
@@ -314,9 +308,9 @@ impl Check {
             }
         }
         let dir = root.path().join("baseline");
-        let prepared = match self.checkout(plan, root, &dir, seeding, hidden).await {
+        let prepared = match self.checkout(root, &dir, seeding, hidden).await {
             Ok(made) => {
-                let tp = plan.test_patch.clone();
+                let tp = self.test_patch.clone();
                 blocking(root.clone(), move || prepare_baseline(made, tp.as_ref())).await
             }
             Err(e) => Err(e),
@@ -329,16 +323,15 @@ impl Check {
     /// base where the slot has not run it yet (then kept as the slot's state to start from).
     pub(super) async fn checkout(
         &self,
-        plan: &Plan,
         root: &Arc<RunRoot>,
         dir: &Path,
         seeding: Option<&Seeding>,
         hidden: &[PathBuf],
     ) -> Result<(Checkout, Prepared), Prep> {
         let (source, at, pool, seeding) = (
-            plan.source.clone(),
+            self.source.clone(),
             dir.to_path_buf(),
-            self.pool.clone(),
+            self.settings.pool.clone(),
             seeding.cloned(),
         );
         let (checkout, mut prepared) = blocking(root.clone(), move || {
@@ -350,16 +343,16 @@ impl Check {
             create_checkout(&source, site)
         })
         .await?;
-        let once = (self.setup_cmd.as_deref())
-            .filter(|_| self.setup_once)
+        let once = (self.settings.setup_cmd.as_deref())
+            .filter(|_| self.settings.setup_once)
             .zip(prepared.lease.as_ref())
-            .map(|(cmd, lease)| (cmd, lease, self.setup_key(plan, cmd)))
+            .map(|(cmd, lease)| (cmd, lease, self.setup_key(cmd)))
             .filter(|(_, lease, key)| !lease.setup_done(key));
         let Some((cmd, _, key)) = once else {
             return Ok((checkout, prepared));
         };
         let started = Instant::now();
-        self.setup_on_base(plan, dir, &prepared, hidden, cmd)
+        self.setup_on_base(dir, &prepared, hidden, cmd)
             .await
             .map_err(|failure| Prep::Setup(failure.message + &failure.hint))?;
         prepared.steps.setup_ms = ms(started.elapsed());

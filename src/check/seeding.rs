@@ -8,7 +8,7 @@
 //! a wrong one. A pool's slot gets its seed once, kept in the slot's snapshot (the state every
 //! use of the slot starts from), and again when its key's seed is another.
 
-use super::{Check, Plan};
+use super::plan::Plan;
 use crate::run::Sandbox;
 use crate::util::digest::hash;
 use crate::workspace::pool::Lease;
@@ -53,23 +53,23 @@ struct Key<'a> {
     place: String,
 }
 
-impl Check {
+impl Plan {
     /// The build seeds this plan's checkouts use, if any: with a cache, for a preset's own
     /// command that keeps build output.
-    pub(super) fn seeding(&self, plan: &Plan) -> Option<Seeding> {
-        let cache = self.cache.as_ref()?;
-        let (dirs, locks) = plan.command.build_dirs();
+    pub(super) fn seeding(&self) -> Option<Seeding> {
+        let cache = self.settings.cache.as_ref()?;
+        let (dirs, locks) = self.command.build_dirs();
         if dirs.is_empty() {
             return None;
         }
-        let objects = std::fs::canonicalize(plan.source.objects_dir())
-            .unwrap_or_else(|_| plan.source.objects_dir().to_path_buf());
+        let objects = std::fs::canonicalize(self.source.objects_dir())
+            .unwrap_or_else(|_| self.source.objects_dir().to_path_buf());
         let key = Key {
             version: VERSION,
             objects: objects.to_string_lossy().into_owned(),
-            template: plan.command.template().as_str(),
-            env: &self.env,
-            place: match &plan.sandbox {
+            template: self.command.template().as_str(),
+            env: &self.settings.env,
+            place: match &self.sandbox {
                 Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
                 _ => "host".into(),
             },
@@ -79,7 +79,7 @@ impl Check {
             key: serde_json::to_string(&key).unwrap_or_default(),
             dirs,
             locks,
-            save: plan.sandbox != Sandbox::None,
+            save: self.sandbox != Sandbox::None,
         })
     }
 }
