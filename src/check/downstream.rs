@@ -98,33 +98,7 @@ impl Plan {
             _ => {}
         }
         if reach == Reach::Rust {
-            let (source, changed) = (self.source.clone(), candidate.files().to_vec());
-            let found = blocking(root.clone(), move || {
-                let rust = |p: &str| p.ends_with(".rs") || p.ends_with("Cargo.toml");
-                let files = source.text_files(rust);
-                Ok(rust_dependents(
-                    files.iter().map(|(p, s)| (p.as_str(), s.as_str())),
-                    &changed,
-                ))
-            })
-            .await
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|d| !matches!(d, Dependent::Test(id) if requested.contains(id.as_str())))
-            .collect();
-            let (found, n, skipped) = capped(found, max);
-            let (mut ids, mut modules) = (Vec::new(), Vec::new());
-            for d in found {
-                match d {
-                    Dependent::Test(id) => ids.push(id),
-                    Dependent::Module(prefix) => modules.push(prefix),
-                }
-            }
-            return Some(Selection {
-                ids,
-                files: modules,
-                report: Downstream::found(Method::Imports, n, skipped, note),
-            });
+            return Some(self.rust_selection(candidate, root, &requested, note).await);
         }
         let by_imports = match reach {
             Reach::Python | Reach::JavaScript => true,
@@ -136,13 +110,62 @@ impl Plan {
                  imports read Python, JavaScript and Rust); give a list"
             )));
         }
+        let found = self.importing_tests(candidate, root).await;
+        let (files, found, skipped) = cap(found);
+        Some(Selection {
+            ids: Vec::new(),
+            files,
+            report: Downstream::found(Method::Imports, found, skipped, note),
+        })
+    }
+
+    /// Rust's downstream tests: those of the crates and modules that depend on a changed file,
+    /// each test by id and each module whole.
+    async fn rust_selection(
+        &self,
+        candidate: &Patch,
+        root: &Arc<RunRoot>,
+        requested: &HashSet<&str>,
+        note: Option<String>,
+    ) -> Selection {
+        let (source, changed) = (self.source.clone(), candidate.files().to_vec());
+        let found = blocking(root.clone(), move || {
+            let rust = |p: &str| p.ends_with(".rs") || p.ends_with("Cargo.toml");
+            let files = source.text_files(rust);
+            Ok(rust_dependents(
+                files.iter().map(|(p, s)| (p.as_str(), s.as_str())),
+                &changed,
+            ))
+        })
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| !matches!(d, Dependent::Test(id) if requested.contains(id.as_str())))
+        .collect();
+        let (found, n, skipped) = capped(found, self.settings.downstream_max);
+        let (mut ids, mut modules) = (Vec::new(), Vec::new());
+        for d in found {
+            match d {
+                Dependent::Test(id) => ids.push(id),
+                Dependent::Module(prefix) => modules.push(prefix),
+            }
+        }
+        Selection {
+            ids,
+            files: modules,
+            report: Downstream::found(Method::Imports, n, skipped, note),
+        }
+    }
+
+    /// The test files importing a changed module (Python, JavaScript), but the hidden tests'.
+    async fn importing_tests(&self, candidate: &Patch, root: &Arc<RunRoot>) -> Vec<String> {
         let hidden: HashSet<&str> = self
             .test_patch
             .as_ref()
             .map(|p| p.files().iter().map(String::as_str).collect())
             .unwrap_or_default();
         let (source, changed) = (self.source.clone(), candidate.files().to_vec());
-        let found = blocking(root.clone(), move || {
+        blocking(root.clone(), move || {
             let tests = source.text_files(is_test_path);
             Ok(importers(
                 tests.iter().map(|(p, s)| (p.as_str(), s.as_str())),
@@ -153,13 +176,7 @@ impl Plan {
         .unwrap_or_default()
         .into_iter()
         .filter(|f| !hidden.contains(f.as_str()))
-        .collect();
-        let (files, found, skipped) = cap(found);
-        Some(Selection {
-            ids: Vec::new(),
-            files,
-            report: Downstream::found(Method::Imports, found, skipped, note),
-        })
+        .collect()
     }
 
     /// Which tests run which lines at base: from the cache, or built by running the suite at

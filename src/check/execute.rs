@@ -38,8 +38,6 @@ impl Plan {
     /// Setup, then the tests, in one prepared checkout, confined by the plan's sandbox: a
     /// first attempt (again without the ids the runner refused, if it refused some), then
     /// `--retries` rounds of the tests that did not pass.
-    // Long because its steps share the run record and each depends on the one before:
-    // setup, the first attempt, a rerun without refused ids, then the retries.
     pub(super) async fn execute(
         &self,
         job: &Job<'_>,
@@ -76,42 +74,18 @@ impl Plan {
         let setup = self.settings.setup_cmd.as_ref().filter(|_| !once);
         let online = setup.is_some() || fetch.is_some();
         let opening = Instant::now();
-        let opened = Jail::open(
-            &self.sandbox,
-            paths,
-            self.settings.network,
-            online,
-            self.settings.limits,
-        )
-        .await;
+        let opened = self.open_jail(paths, online, job).await;
         info.steps.sandbox_ms = ms(opening.elapsed());
-        let jail = match opened {
-            Ok(jail) => jail,
-            Err(e) => {
+        let (jail, env) = match opened {
+            Ok(opened) => opened,
+            Err(failure) => {
                 info.duration_ms = ms(started.elapsed());
-                let why = format!("the {} sandbox could not start: {e}", self.sandbox.name());
                 return Execution {
                     info,
-                    evidence: Err(Failure::new(ErrorCause::SandboxFailed, why)),
+                    evidence: Err(failure),
                 };
             }
         };
-        let mut env = self.env_for(&jail.workdir());
-        // The runner's own files, where code under test cannot rewrite them.
-        let support = job.command.support_files();
-        if !support.is_empty() {
-            match jail.support(support) {
-                Ok(seen) => env.0.push((SUPPORT_DIR_VAR.to_string(), seen)),
-                Err(e) => {
-                    info.duration_ms = ms(started.elapsed());
-                    let why = format!("the runner's files could not be written: {e}");
-                    return Execution {
-                        info,
-                        evidence: Err(Failure::new(ErrorCause::SandboxFailed, why)),
-                    };
-                }
-            }
-        }
         let runner = Attempts {
             plan: self,
             job,
@@ -139,54 +113,7 @@ impl Plan {
                 let why = format!("the network could not be taken away after setup: {e}");
                 return Err(Failure::new(ErrorCause::SandboxFailed, why));
             }
-            let syntax = job.command.ids();
-            let requested = job.requested;
-            let all = job.ids.clone();
-            let mut evidence = Evidence::default();
-            let first = runner.attempt(&all, 0, &mut info).await?;
-            let report = if first.report.cases.is_empty() {
-                // pytest refuses the whole run for one unknown id: leave the refused ids out
-                // and run the others again.
-                let rejected = rejected_ids(syntax, &first.output(), &all);
-                let mut rest: Vec<String> = all
-                    .iter()
-                    .filter(|id| !rejected.iter().any(|(r, _)| r == *id))
-                    .cloned()
-                    .collect();
-                if rejected.is_empty() || rest.is_empty() {
-                    return Err(first.empty_report_error(self.settings.timeout));
-                }
-                // The files of ids that exist but name no test are run whole, so the report
-                // holds the ids the user might have meant.
-                for (id, why) in &rejected {
-                    let file = id.split("::").next().unwrap_or_default();
-                    if why == "not found" && !rest.iter().any(|r| r == file) {
-                        rest.push(file.to_string());
-                    }
-                }
-                evidence.rejected = rejected;
-                let again = runner.attempt(&rest, 1, &mut info).await?;
-                if again.report.cases.is_empty() {
-                    return Err(again.empty_report_error(self.settings.timeout));
-                }
-                again.report
-            } else {
-                first.report
-            };
-            evidence.attempts.push(report);
-            for _ in 0..self.settings.retries {
-                let again = retry_candidates(syntax, requested, &evidence);
-                if again.is_empty() {
-                    break;
-                }
-                let n = info.attempts;
-                // A retry that cannot be read adds nothing; the attempts so far stand.
-                match runner.attempt(&again, n, &mut info).await {
-                    Ok(retry) => evidence.attempts.push(retry.report),
-                    Err(_) => break,
-                }
-            }
-            Ok(evidence)
+            runner.tests(&mut info).await
         }
         .await;
         // A path the sandbox hides fails the command as a missing file would: say so.
@@ -202,6 +129,38 @@ impl Plan {
             info.duration_ms
         );
         Execution { info, evidence }
+    }
+
+    /// The side's sandbox, open, and the environment its commands get there (with the
+    /// runner's own files, written where code under test cannot rewrite them).
+    async fn open_jail(
+        &self,
+        paths: Paths,
+        online: bool,
+        job: &Job<'_>,
+    ) -> Result<(Jail, (Vec<(String, String)>, Vec<String>)), Failure> {
+        let jail = Jail::open(
+            &self.sandbox,
+            paths,
+            self.settings.network,
+            online,
+            self.settings.limits,
+        )
+        .await
+        .map_err(|e| {
+            let why = format!("the {} sandbox could not start: {e}", self.sandbox.name());
+            Failure::new(ErrorCause::SandboxFailed, why)
+        })?;
+        let mut env = self.env_for(&jail.workdir());
+        let support = job.command.support_files();
+        if !support.is_empty() {
+            let seen = jail.support(support).map_err(|e| {
+                let why = format!("the runner's files could not be written: {e}");
+                Failure::new(ErrorCause::SandboxFailed, why)
+            })?;
+            env.0.push((SUPPORT_DIR_VAR.to_string(), seen));
+        }
+        Ok((jail, env))
     }
 
     /// Run the `--setup-once` setup in a pool slot's checkout of the base, before any patch,
@@ -445,6 +404,88 @@ impl Attempts<'_> {
         finished
     }
 
+    /// The tests: a first attempt (again without the ids the runner refused, if it refused
+    /// some), then `--retries` rounds of the tests that did not pass.
+    async fn tests(&self, info: &mut RunInfo) -> Result<Evidence, Failure> {
+        let job = self.job;
+        let syntax = job.command.ids();
+        let requested = job.requested;
+        let all = job.ids.clone();
+        let mut evidence = Evidence::default();
+        let first = self.attempt(&all, 0, info).await?;
+        let report = if first.report.cases.is_empty() {
+            // pytest refuses the whole run for one unknown id: leave the refused ids out
+            // and run the others again.
+            let rejected = rejected_ids(syntax, &first.output(), &all);
+            let mut rest: Vec<String> = all
+                .iter()
+                .filter(|id| !rejected.iter().any(|(r, _)| r == *id))
+                .cloned()
+                .collect();
+            if rejected.is_empty() || rest.is_empty() {
+                return Err(first.empty_report_error(self.plan.settings.timeout));
+            }
+            // The files of ids that exist but name no test are run whole, so the report
+            // holds the ids the user might have meant.
+            for (id, why) in &rejected {
+                let file = id.split("::").next().unwrap_or_default();
+                if why == "not found" && !rest.iter().any(|r| r == file) {
+                    rest.push(file.to_string());
+                }
+            }
+            evidence.rejected = rejected;
+            let again = self.attempt(&rest, 1, info).await?;
+            if again.report.cases.is_empty() {
+                return Err(again.empty_report_error(self.plan.settings.timeout));
+            }
+            again.report
+        } else {
+            first.report
+        };
+        evidence.attempts.push(report);
+        for _ in 0..self.plan.settings.retries {
+            let again = retry_candidates(syntax, requested, &evidence);
+            if again.is_empty() {
+                break;
+            }
+            let n = info.attempts;
+            // A retry that cannot be read adds nothing; the attempts so far stand.
+            match self.attempt(&again, n, info).await {
+                Ok(retry) => evidence.attempts.push(retry.report),
+                Err(_) => break,
+            }
+        }
+        Ok(evidence)
+    }
+
+    /// A run killed at its timeout: what a runner that writes as it goes (a report per class
+    /// or file) reported before it was killed stands, its failures at least (see
+    /// `judge::grade`).
+    fn timed_out(&self, junit: PathBuf, info: &mut RunInfo, spec: &process::Spec) -> Failure {
+        let reading = Instant::now();
+        let partial = Report::read_output(&junit, self.job.command.junit_is_dir())
+            .ok()
+            .filter(|r| !r.cases.is_empty())
+            .map(Box::new);
+        info.steps.report_ms += ms(reading.elapsed());
+        if partial.is_some() && info.dir.is_some() {
+            info.reports.push(junit);
+        }
+        Failure {
+            partial,
+            ..Failure::new(
+                ErrorCause::Timeout,
+                explain(
+                    "test command",
+                    Termination::TimedOut,
+                    self.plan.settings.timeout,
+                    "",
+                    spec,
+                ),
+            )
+        }
+    }
+
     /// Run the tests for these ids once; attempt `n` writes `junit-n` (the first, `junit`).
     async fn attempt(
         &self,
@@ -497,30 +538,7 @@ impl Attempts<'_> {
             None => failure,
         };
         if finished.termination == Termination::TimedOut {
-            // What a runner that writes as it goes (a report per class or file) reported
-            // before it was killed stands, its failures at least (see `judge::grade`).
-            let reading = Instant::now();
-            let partial = Report::read_output(&junit, command.junit_is_dir())
-                .ok()
-                .filter(|r| !r.cases.is_empty())
-                .map(Box::new);
-            info.steps.report_ms += ms(reading.elapsed());
-            if partial.is_some() && info.dir.is_some() {
-                info.reports.push(junit);
-            }
-            return Err(limited(Failure {
-                partial,
-                ..Failure::new(
-                    ErrorCause::Timeout,
-                    explain(
-                        "test command",
-                        finished.termination,
-                        self.plan.settings.timeout,
-                        "",
-                        &spec,
-                    ),
-                )
-            }));
+            return Err(limited(self.timed_out(junit, info, &spec)));
         }
         let reading = Instant::now();
         let report = Report::read_output(&junit, command.junit_is_dir());

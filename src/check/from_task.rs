@@ -69,37 +69,7 @@ impl Check {
         if let Some(id) = &task.instance_id {
             check = check.instance_id(id);
         }
-        if let Some(name) = &task.sandbox {
-            let choice = SandboxChoice::from_name(name).ok_or_else(|| Error::UnknownSandbox {
-                name: name.clone(),
-                known: SandboxChoice::known(),
-            })?;
-            check = check.sandbox(choice);
-        }
-        if let Some(image) = &task.image {
-            check = check.image(image);
-        }
-        if let Some(dir) = &task.image_workdir {
-            check = check.image_workdir(dir);
-        }
-        check = check.network(task.network.unwrap_or(false));
-        if let Some(size) = &task.memory {
-            let bytes = crate::run::limits::parse_size(size)
-                .ok_or_else(|| Error::BadMemory(size.clone()))?;
-            check = check.memory(bytes);
-        }
-        if let Some(n) = task.pids {
-            check = check.pids(n);
-        }
-        for name in &task.pass_env {
-            check = check.pass_env(name);
-        }
-        for path in &task.sandbox_ro {
-            check = check.sandbox_path(path, false);
-        }
-        for path in &task.sandbox_rw {
-            check = check.sandbox_path(path, true);
-        }
+        check = sandboxed(check, task)?;
         if let Some(name) = &task.scoring {
             check = check.scoring(name.parse()?);
         }
@@ -129,6 +99,42 @@ impl Check {
         }
         Ok(check)
     }
+}
+
+/// The task's sandbox: its kind, image, network, limits and the host paths it shows.
+fn sandboxed(mut check: Check, task: &TaskFile) -> Result<Check, Error> {
+    if let Some(name) = &task.sandbox {
+        let choice = SandboxChoice::from_name(name).ok_or_else(|| Error::UnknownSandbox {
+            name: name.clone(),
+            known: SandboxChoice::known(),
+        })?;
+        check = check.sandbox(choice);
+    }
+    if let Some(image) = &task.image {
+        check = check.image(image);
+    }
+    if let Some(dir) = &task.image_workdir {
+        check = check.image_workdir(dir);
+    }
+    check = check.network(task.network.unwrap_or(false));
+    if let Some(size) = &task.memory {
+        let bytes =
+            crate::run::limits::parse_size(size).ok_or_else(|| Error::BadMemory(size.clone()))?;
+        check = check.memory(bytes);
+    }
+    if let Some(n) = task.pids {
+        check = check.pids(n);
+    }
+    for name in &task.pass_env {
+        check = check.pass_env(name);
+    }
+    for path in &task.sandbox_ro {
+        check = check.sandbox_path(path, false);
+    }
+    for path in &task.sandbox_rw {
+        check = check.sandbox_path(path, true);
+    }
+    Ok(check)
 }
 
 /// A `downstream` value: a mode, or a file of ids (one per line, or a JSON array).

@@ -75,8 +75,7 @@ impl Plan {
     /// Prepare and run both sides. A broken task (test patch or checkout failing at base)
     /// outranks anything the candidate did, so a candidate that was not run still waits for
     /// the baseline's checkout, though not for its tests.
-    // Long because both sides are futures borrowing this frame: the select loop needs them
-    // pinned here, and splitting them out would mean boxing and sharing what they borrow.
+    // Both sides are futures borrowing this frame: the select loop needs them pinned here.
     pub(super) async fn race(&self, root: &Arc<RunRoot>, candidate: Patch) -> Raced {
         let prepare_started = Instant::now();
         let cand_dir = root.path().join("candidate");
@@ -85,22 +84,7 @@ impl Plan {
         let keep = self.settings.keep.is_some();
         let hidden = self.hidden(root);
         let hidden = &hidden;
-        let cand = async {
-            if let Some(refused) = refused(&candidate, &self.protection) {
-                return Ok(refused);
-            }
-            let made = self.checkout(root, &cand_dir, seeding.as_ref(), hidden);
-            let made = made.await?;
-            let (tp, strict, protection) = (
-                self.test_patch.clone(),
-                self.settings.strict_apply,
-                self.protection.clone(),
-            );
-            blocking(root.clone(), move || {
-                prepare_candidate(made, &candidate, tp.as_ref(), strict, &protection)
-            })
-            .await
-        };
+        let cand = self.candidate_checkout(root, &cand_dir, candidate, seeding.as_ref(), hidden);
         let test_started = std::sync::OnceLock::new();
         let cand_side = async {
             let prepared = cand.await;
@@ -137,16 +121,7 @@ impl Plan {
                 } => {
                     let job = self.tests_job();
                     let run = self.execute(&job, &base_dir, &prepared, hidden, keep).await;
-                    if let (Some(seeding), Some(seeded)) = (&seeding, &prepared.seeded) {
-                        let touched = self.test_patch.as_ref().map(|p| p.files().to_vec());
-                        let (seeding, workdir) = (seeding.clone(), prepared.workdir.clone());
-                        let seeded = seeded.clone();
-                        let _ = blocking(root.clone(), move || {
-                            seeding.save(&seeded, &workdir, &touched.unwrap_or_default());
-                            Ok(())
-                        })
-                        .await;
-                    }
+                    self.save_seed(root, seeding.as_ref(), &prepared).await;
                     BaselineSide::Ran {
                         run: Box::new(run),
                         store,
@@ -183,6 +158,46 @@ impl Plan {
             baseline: base_done,
             prepare_ms,
             test_started: test_started.get().copied(),
+        }
+    }
+
+    /// The candidate's checkout with the candidate and the hidden tests applied, unless its
+    /// protected edits refuse it first.
+    async fn candidate_checkout(
+        &self,
+        root: &Arc<RunRoot>,
+        dir: &Path,
+        candidate: Patch,
+        seeding: Option<&Seeding>,
+        hidden: &[PathBuf],
+    ) -> Result<Candidate, Prep> {
+        if let Some(refused) = refused(&candidate, &self.protection) {
+            return Ok(refused);
+        }
+        let made = self.checkout(root, dir, seeding, hidden).await?;
+        let (tp, strict, protection) = (
+            self.test_patch.clone(),
+            self.settings.strict_apply,
+            self.protection.clone(),
+        );
+        blocking(root.clone(), move || {
+            prepare_candidate(made, &candidate, tp.as_ref(), strict, &protection)
+        })
+        .await
+    }
+
+    /// Keep what the sandboxed baseline built as the seed of later checkouts, the files the
+    /// test patch touched left out.
+    async fn save_seed(&self, root: &Arc<RunRoot>, seeding: Option<&Seeding>, prepared: &Prepared) {
+        if let (Some(seeding), Some(seeded)) = (seeding, &prepared.seeded) {
+            let touched = self.test_patch.as_ref().map(|p| p.files().to_vec());
+            let (seeding, workdir) = (seeding.clone(), prepared.workdir.clone());
+            let seeded = seeded.clone();
+            let _ = blocking(root.clone(), move || {
+                seeding.save(&seeded, &workdir, &touched.unwrap_or_default());
+                Ok(())
+            })
+            .await;
         }
     }
 

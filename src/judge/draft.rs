@@ -50,10 +50,16 @@ impl Draft {
         });
     }
 
-    /// Warnings about the graded tests. `baseline`: whether a baseline was observed.
-    // Long because it is a list: one short, independent block per kind of warning, in the
-    // order they are shown.
+    /// Warnings about the graded tests, in the order they are shown. `baseline`: whether a
+    /// baseline was observed.
     pub(crate) fn warn_about(&mut self, graded: &Graded, baseline: bool) {
+        self.warn_about_task(graded, baseline);
+        self.warn_about_ids(graded);
+    }
+
+    /// What the task's lists look like from what ran: tests passing or missing at base, P2P
+    /// broken at base, an empty P2P axis, no baseline to tell.
+    fn warn_about_task(&mut self, graded: &Graded, baseline: bool) {
         let c = &graded.classification;
         let ids = |pred: &dyn Fn(&GradedTest) -> bool| -> Vec<String> {
             c.tests
@@ -133,6 +139,10 @@ impl Draft {
                 Vec::new(),
             );
         }
+    }
+
+    /// How the ids met the reports and the runs: ambiguous, widened, refused, flaky.
+    fn warn_about_ids(&mut self, graded: &Graded) {
         if !graded.ambiguous.is_empty() {
             self.warn(
                 WarningKind::AmbiguousId,

@@ -62,6 +62,14 @@ pub fn human(v: &Verdict) -> String {
     if let Some(d) = &v.downstream {
         downstream(&mut out, d);
     }
+    broken_at_base(&mut out, v);
+    warnings(&mut out, v);
+    footer(&mut out, v);
+    out
+}
+
+/// The P2P tests that already failed at base, with their status and message there.
+fn broken_at_base(out: &mut String, v: &Verdict) {
     let at_base: Vec<&GradedTest> = v
         .tests
         .iter()
@@ -75,6 +83,10 @@ pub fn human(v: &Verdict) -> String {
         }
         out.push('\n');
     }
+}
+
+/// The warnings, the task's findings first.
+fn warnings(out: &mut String, v: &Verdict) {
     // Task findings first: they put every other line in question.
     let mut warnings: Vec<&Warning> = v.warnings.iter().collect();
     warnings.sort_by_key(|w| !w.kind.suspects_task());
@@ -96,6 +108,10 @@ pub fn human(v: &Verdict) -> String {
         }
         out.push('\n');
     }
+}
+
+/// What the patch touched, what the test patch replaced, the timings, kept checkouts.
+fn footer(out: &mut String, v: &Verdict) {
     if !v.patch.files.is_empty() {
         let _ = writeln!(out, "Patch touches: {}", v.patch.files.join(", "));
     }
@@ -139,7 +155,6 @@ pub fn human(v: &Verdict) -> String {
             let _ = writeln!(out, "Kept {name} checkout and logs: {}", dir.display());
         }
     }
-    out
 }
 
 /// The downstream group: how its tests were found, how many ran, and those the patch broke.

@@ -152,12 +152,71 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    let cgroup = spec.limits.and_then(Cgroup::create);
+    confine(&mut command, spec, cgroup.as_ref());
+    if let Some(names) = &spec.pass_env {
+        command.env_clear();
+        command.envs(
+            std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(|k| passes(names, k))),
+        );
+    }
+    for key in &spec.env_remove {
+        command.env_remove(key);
+    }
+    command.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    let started = Instant::now();
+    let mut child = command.spawn()?;
+    let Some(pid) = child.id() else {
+        return Err(std::io::Error::other(
+            "child exited before its pid was read",
+        ));
+    };
+    let group = GroupGuard(Pid::from_raw(pid as i32));
+    let logs = [
+        child
+            .stdout
+            .take()
+            .map(|pipe| tokio::spawn(capture(pipe, stdout))),
+        child
+            .stderr
+            .take()
+            .map(|pipe| tokio::spawn(capture(pipe, stderr))),
+    ];
+
+    let termination = wait(&mut child, &group, spec.timeout).await?;
+    // Background processes the command left running die with it, and so does anything in
+    // its control groups that left the process group.
+    group.reap().await;
+    let limit_hit = match cgroup {
+        Some(cgroup) => {
+            cgroup.empty().await;
+            let hit = cgroup.hit();
+            cgroup.remove().await;
+            hit
+        }
+        None => None,
+    };
+    for log in logs.into_iter().flatten() {
+        let abort = log.abort_handle();
+        if tokio::time::timeout(DRAIN, log).await.is_err() {
+            abort.abort();
+        }
+    }
+    Ok(Finished {
+        termination,
+        duration: started.elapsed(),
+        limit_hit,
+    })
+}
+
+/// What the child does between fork and exec: join its control groups (or, without them,
+/// take its rlimits), die with patchgrade, and keep the slot's lock open.
+fn confine(command: &mut tokio::process::Command, spec: &Spec, cgroup: Option<&Cgroup>) {
     let hold_open = spec.hold_open;
     let parent = std::process::id() as nix::libc::pid_t;
-    let cgroup = spec.limits.and_then(Cgroup::create);
-    let join: Vec<std::os::fd::RawFd> = cgroup.as_ref().map(Cgroup::join_fds).unwrap_or_default();
+    let join: Vec<std::os::fd::RawFd> = cgroup.map(Cgroup::join_fds).unwrap_or_default();
     // Without a group of its own, the command is bounded by setrlimit (see `limits`).
-    let rlimits = match (&cgroup, spec.limits) {
+    let rlimits = match (cgroup, spec.limits) {
         (None, Some(l)) => Some((l.memory, l.pids)),
         _ => None,
     };
@@ -209,36 +268,16 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
             Ok(())
         });
     }
-    if let Some(names) = &spec.pass_env {
-        command.env_clear();
-        command.envs(
-            std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(|k| passes(names, k))),
-        );
-    }
-    for key in &spec.env_remove {
-        command.env_remove(key);
-    }
-    command.envs(spec.env.iter().map(|(k, v)| (k, v)));
-    let started = Instant::now();
-    let mut child = command.spawn()?;
-    let Some(pid) = child.id() else {
-        return Err(std::io::Error::other(
-            "child exited before its pid was read",
-        ));
-    };
-    let group = GroupGuard(Pid::from_raw(pid as i32));
-    let logs = [
-        child
-            .stdout
-            .take()
-            .map(|pipe| tokio::spawn(capture(pipe, stdout))),
-        child
-            .stderr
-            .take()
-            .map(|pipe| tokio::spawn(capture(pipe, stderr))),
-    ];
+}
 
-    let termination = match tokio::time::timeout(spec.timeout, child.wait()).await {
+/// How the command ended: by itself, or at its timeout, its group sent SIGTERM, then
+/// SIGKILL after [`GRACE`].
+async fn wait(
+    child: &mut tokio::process::Child,
+    group: &GroupGuard,
+    timeout: Duration,
+) -> std::io::Result<Termination> {
+    Ok(match tokio::time::timeout(timeout, child.wait()).await {
         Ok(status) => {
             let status = status?;
             use std::os::unix::process::ExitStatusExt;
@@ -256,29 +295,6 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
             }
             Termination::TimedOut
         }
-    };
-    // Background processes the command left running die with it, and so does anything in
-    // its control groups that left the process group.
-    group.reap().await;
-    let limit_hit = match cgroup {
-        Some(cgroup) => {
-            cgroup.empty().await;
-            let hit = cgroup.hit();
-            cgroup.remove().await;
-            hit
-        }
-        None => None,
-    };
-    for log in logs.into_iter().flatten() {
-        let abort = log.abort_handle();
-        if tokio::time::timeout(DRAIN, log).await.is_err() {
-            abort.abort();
-        }
-    }
-    Ok(Finished {
-        termination,
-        duration: started.elapsed(),
-        limit_hit,
     })
 }
 

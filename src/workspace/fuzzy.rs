@@ -24,8 +24,7 @@ enum Write {
 /// Apply `diff` to the work tree by context search, ignoring at most `max_fuzz` context
 /// lines at each end of a hunk (0: an offset only, as `git apply` allows). `Ok` lists the
 /// hunks that moved or needed fuzz.
-// Long because computing every file before writing any is what keeps the fallback whole
-// or nothing: the loop over files, their hunks and the writes stay in one place.
+// Every file is computed before any is written, which keeps the fallback whole or nothing.
 pub fn apply(
     workdir: &Path,
     diff: &git2::Diff<'_>,
@@ -90,48 +89,7 @@ pub fn apply(
         if status == git2::Delta::Added && workdir.join(&name).exists() {
             return Err(fail(None, "already exists in the checkout".into()));
         }
-        // Hunks apply in order; none may start before the end of the one before.
-        let mut floor = 0usize;
-        // Lines added less removed by the hunks so far, and how far off they were found: the
-        // next is looked for as far off first, and reported from where it says it is.
-        let (mut shift, mut drift) = (0i64, 0i64);
-        for h in hunk::read(&patch).map_err(|(header, m)| fail(header, m))? {
-            let expected = h.first as i64 + shift + drift;
-            let Some(place) = hunk::locate(&lines, &h, expected, floor, max_fuzz) else {
-                return Err(fail(
-                    Some(h.header),
-                    if max_fuzz == 0 {
-                        "does not apply: its context is not in the file, even with an offset"
-                    } else {
-                        "does not apply: its context is not in the file, even with offset and fuzz"
-                    }
-                    .into(),
-                ));
-            };
-            // Ignored context lines stay as the file has them.
-            let Place {
-                start,
-                lead,
-                trail,
-                fuzz,
-                offset,
-            } = place;
-            let inner_before = h.before.len() - lead - trail;
-            let inner_after: Vec<Line> = h.after[lead..h.after.len() - trail].to_vec();
-            drift += offset;
-            if drift != 0 || fuzz > 0 {
-                moved.push(MovedHunk {
-                    file: name.clone(),
-                    hunk: h.header,
-                    offset: drift,
-                    fuzz,
-                });
-            }
-            let added = inner_after.len();
-            lines.splice(start..start + inner_before, inner_after);
-            floor = start + added;
-            shift += added as i64 - inner_before as i64;
-        }
+        moved.extend(place_hunks(&mut lines, &patch, &name, max_fuzz, &fail)?);
         if status == git2::Delta::Deleted {
             writes.push(Write::Remove(name.clone()));
             continue;
@@ -149,6 +107,61 @@ pub fn apply(
     }
     for write in writes {
         perform(workdir, write)?;
+    }
+    Ok(moved)
+}
+
+/// Each hunk of one file's patch located in `lines` (by offset, then fuzz up to `max_fuzz`)
+/// and applied there, in order; the hunks that moved or needed fuzz.
+fn place_hunks(
+    lines: &mut Vec<Line>,
+    patch: &git2::Patch<'_>,
+    name: &str,
+    max_fuzz: usize,
+    fail: &dyn Fn(Option<String>, String) -> ApplyFailure,
+) -> Result<Vec<MovedHunk>, ApplyFailure> {
+    let mut moved = Vec::new();
+    // Hunks apply in order; none may start before the end of the one before.
+    let mut floor = 0usize;
+    // Lines added less removed by the hunks so far, and how far off they were found: the
+    // next is looked for as far off first, and reported from where it says it is.
+    let (mut shift, mut drift) = (0i64, 0i64);
+    for h in hunk::read(patch).map_err(|(header, m)| fail(header, m))? {
+        let expected = h.first as i64 + shift + drift;
+        let Some(place) = hunk::locate(lines, &h, expected, floor, max_fuzz) else {
+            return Err(fail(
+                Some(h.header),
+                if max_fuzz == 0 {
+                    "does not apply: its context is not in the file, even with an offset"
+                } else {
+                    "does not apply: its context is not in the file, even with offset and fuzz"
+                }
+                .into(),
+            ));
+        };
+        // Ignored context lines stay as the file has them.
+        let Place {
+            start,
+            lead,
+            trail,
+            fuzz,
+            offset,
+        } = place;
+        let inner_before = h.before.len() - lead - trail;
+        let inner_after: Vec<Line> = h.after[lead..h.after.len() - trail].to_vec();
+        drift += offset;
+        if drift != 0 || fuzz > 0 {
+            moved.push(MovedHunk {
+                file: name.to_string(),
+                hunk: h.header,
+                offset: drift,
+                fuzz,
+            });
+        }
+        let added = inner_after.len();
+        lines.splice(start..start + inner_before, inner_after);
+        floor = start + added;
+        shift += added as i64 - inner_before as i64;
     }
     Ok(moved)
 }

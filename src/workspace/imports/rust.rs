@@ -197,14 +197,9 @@ fn facts(source: &str) -> Facts {
             Tok::Ident(first)
                 if toks.get(i + 1) == Some(&Tok::Sep) && (i == 0 || toks[i - 1] != Tok::Sep) =>
             {
-                let mut path = vec![first.to_string()];
-                let mut j = i + 1;
-                while let (Some(Tok::Sep), Some(Tok::Ident(s))) = (toks.get(j), toks.get(j + 1)) {
-                    path.push(s.to_string());
-                    j += 2;
-                }
+                let (path, next) = path_at(&toks, i, first);
                 f.paths.push(path);
-                i = j;
+                i = next;
                 continue;
             }
             Tok::Open('{') => {
@@ -227,6 +222,17 @@ fn facts(source: &str) -> Facts {
         i += 1;
     }
     f
+}
+
+/// The path `first::a::b` starting at token `i`, and the token after it.
+fn path_at(toks: &[Tok], i: usize, first: &str) -> (Vec<String>, usize) {
+    let mut path = vec![first.to_string()];
+    let mut j = i + 1;
+    while let (Some(Tok::Sep), Some(Tok::Ident(s))) = (toks.get(j), toks.get(j + 1)) {
+        path.push(s.to_string());
+        j += 2;
+    }
+    (path, j)
 }
 
 enum Attribute {

@@ -176,3 +176,71 @@ fn imports_are_read_from_code_and_doc_links_not_from_strings() {
     let names: Vec<(usize, &str)> = found.iter().map(|(n, s)| (*n, s.as_str())).collect();
     assert_eq!(names, [(1, "run"), (2, "judge"), (6, "check")]);
 }
+
+/// Each function of the crate, by file, name and length in lines: from its `fn` line to the
+/// `}` at its indentation (rustfmt's layout), strings blanked so a test's Rust source in a
+/// literal is not read as code.
+fn function_lengths(text: &str) -> Vec<(String, usize)> {
+    let code = without_strings(text);
+    let lines: Vec<&str> = code.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let signature = trimmed
+            .trim_start_matches("pub ")
+            .trim_start_matches("pub(crate) ")
+            .trim_start_matches("pub(super) ")
+            .trim_start_matches("const ")
+            .trim_start_matches("async ")
+            .trim_start_matches("unsafe ");
+        let Some(rest) = signature.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = format!("{indent}}}");
+        let end = lines[i..]
+            .iter()
+            .position(|l| {
+                l.trim_end() == close
+                    || (l.trim_end().ends_with(';') && l.starts_with(indent) && l.contains("fn "))
+            })
+            .unwrap_or(0);
+        found.push((name, end + 1));
+    }
+    found
+}
+
+#[test]
+fn no_function_is_over_100_lines() {
+    let mut all = Vec::new();
+    files(&root().join("src"), &mut all);
+    let mut long = Vec::new();
+    for path in all {
+        let text = std::fs::read_to_string(&path).expect("read");
+        for (name, lines) in function_lengths(&text) {
+            if lines > 100 {
+                long.push(format!("{}: {name} ({lines} lines)", path.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions over 100 lines: {long:#?}");
+}
+
+#[test]
+fn function_lengths_are_read_from_code() {
+    let text = "fn a() {\n    x();\n}\n\nimpl T {\n    pub async fn b(\n        &self,\n    ) {\n        \
+                y();\n    }\n}\nconst S: &str = \"fn c() {\\n}\";\nfn d();\n";
+    let found = function_lengths(text);
+    assert_eq!(
+        found,
+        [
+            ("a".to_string(), 3),
+            ("b".to_string(), 5),
+            ("d".to_string(), 1)
+        ]
+    );
+}
