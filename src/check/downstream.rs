@@ -10,8 +10,8 @@ use super::prepare::{RunRoot, Site, blocking, create_checkout, prepare_baseline}
 use crate::judge::downstream::{Downstream, Method};
 use crate::observe::coverage::CoverageMap;
 use crate::observe::{IdSyntax, Requested};
+use crate::run::TestCommand;
 use crate::run::preset::Reach;
-use crate::run::{Sandbox, TestCommand};
 use crate::workspace::Patch;
 use crate::workspace::imports::{Dependent, importers, is_test_path, rust_dependents};
 use std::collections::HashSet;
@@ -230,7 +230,7 @@ impl Plan {
         let map = CoverageMap::build(&json, report).map_err(|e| e.to_string())?;
         // As a baseline: run on the host, the candidate's code could have disturbed it.
         if let Some((cache, name, _guard)) = stored
-            && self.sandbox != Sandbox::None
+            && self.sandbox.may_keep()
         {
             let _ = cache.store(&name, &map);
         }

@@ -11,7 +11,7 @@ use super::prepare::{
 };
 use super::seeding::Seeding;
 use crate::judge::verdict::ErrorCause;
-use crate::run::{Sandbox, process};
+use crate::run::process;
 use crate::util::time::ms;
 use crate::workspace::{ApplyFailure, Checkout, Patch};
 use std::path::{Path, PathBuf};
@@ -259,10 +259,7 @@ impl Plan {
     /// Where the runs happen, as a cache key says it: the sandbox, or a container's engine and
     /// image id.
     pub(super) fn sandbox_key(&self) -> String {
-        match &self.sandbox {
-            Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
-            other => other.name().to_string(),
-        }
+        self.sandbox.cache_key()
     }
 
     /// The version of the runner's toolchain, for a cache key: `None` in a container, whose
@@ -273,7 +270,7 @@ impl Plan {
         cache: &BaselineCache,
         dir: &std::path::Path,
     ) -> Option<String> {
-        if matches!(self.sandbox, Sandbox::Container(_)) {
+        if !self.sandbox.tools_on_host() {
             return None;
         }
         let script = self.command.version_probe()?;
@@ -314,7 +311,7 @@ impl Plan {
             }
             // A baseline run on the host could have been disturbed by the candidate's code,
             // which ran beside it as the same user: it is used, never stored.
-            if self.sandbox != Sandbox::None {
+            if self.sandbox.may_keep() {
                 store = Some(Store {
                     cache: cache.clone(),
                     name,

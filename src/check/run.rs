@@ -50,7 +50,7 @@ impl Check {
         }
         draft.isolation = plan.sandbox.isolation(self.settings.network);
         draft.isolation.env = self.env_names(&plan);
-        if plan.sandbox == Sandbox::None {
+        if !plan.sandbox.may_keep() {
             let why = match Sandbox::why_bwrap_is_unavailable() {
                 Some(why) if self.settings.sandbox == SandboxChoice::Auto => {
                     format!("no sandbox works here ({why})")

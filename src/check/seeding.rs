@@ -9,7 +9,6 @@
 //! use of the slot starts from), and again when its key's seed is another.
 
 use super::plan::Plan;
-use crate::run::Sandbox;
 use crate::util::digest::hash;
 use crate::workspace::pool::Lease;
 use crate::workspace::{BuildDir, BuildKind, Checkout, SeedStore};
@@ -69,17 +68,14 @@ impl Plan {
             objects: objects.to_string_lossy().into_owned(),
             template: self.command.template().as_str(),
             env: &self.settings.env,
-            place: match &self.sandbox {
-                Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
-                _ => "host".into(),
-            },
+            place: self.sandbox.seed_place(),
         };
         Some(Seeding {
             store: SeedStore::new(cache.dir().join("builds")),
             key: serde_json::to_string(&key).unwrap_or_default(),
             dirs,
             locks,
-            save: self.sandbox != Sandbox::None,
+            save: self.sandbox.may_keep(),
         })
     }
 }

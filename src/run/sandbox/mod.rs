@@ -137,6 +137,42 @@ pub enum SandboxError {
 }
 
 impl Sandbox {
+    /// Where the runs happen, as a cache key says it: the sandbox's name, or a container's
+    /// engine and image id (the name can be moved to another image).
+    pub fn cache_key(&self) -> String {
+        match self {
+            Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
+            other => other.name().to_string(),
+        }
+    }
+
+    /// Where a build seed was made, as its key says it: the host's tools (in bubblewrap or
+    /// not), or an image's.
+    pub fn seed_place(&self) -> String {
+        match self {
+            Sandbox::Container(_) => self.cache_key(),
+            Sandbox::None | Sandbox::Bwrap => "host".into(),
+        }
+    }
+
+    /// Whether what ran in it may be kept for later runs (a baseline, a coverage map, a build
+    /// seed): not on the host, where the candidate's code ran beside it as the same user and
+    /// could have disturbed it.
+    pub fn may_keep(&self) -> bool {
+        match self {
+            Sandbox::None => false,
+            Sandbox::Bwrap | Sandbox::Container(_) => true,
+        }
+    }
+
+    /// Whether the commands run the host's toolchain, whose versions a cache key must probe
+    /// (an image's id keys its own).
+    pub fn tools_on_host(&self) -> bool {
+        match self {
+            Sandbox::None | Sandbox::Bwrap => true,
+            Sandbox::Container(_) => false,
+        }
+    }
     /// Resolve the user's choice: check that it works here, and find the image.
     pub fn resolve(
         choice: SandboxChoice,
@@ -250,8 +286,43 @@ pub fn named_in<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::named_in;
+    use super::{Engine, Image, Sandbox, named_in};
     use std::path::PathBuf;
+
+    #[test]
+    fn each_backend_says_what_the_pipeline_asks() {
+        let image = Sandbox::Container(Image {
+            engine: Engine::Podman,
+            name: "x:latest".into(),
+            id: "sha256:1".into(),
+            workdir: "/testbed".into(),
+        });
+        let answers = |s: &Sandbox| {
+            (
+                s.cache_key(),
+                s.seed_place(),
+                s.may_keep(),
+                s.tools_on_host(),
+            )
+        };
+        assert_eq!(
+            answers(&Sandbox::None),
+            ("none".into(), "host".into(), false, true)
+        );
+        assert_eq!(
+            answers(&Sandbox::Bwrap),
+            ("bwrap".into(), "host".into(), true, true)
+        );
+        assert_eq!(
+            answers(&image),
+            (
+                "podman:sha256:1".into(),
+                "podman:sha256:1".into(),
+                true,
+                false
+            )
+        );
+    }
 
     #[test]
     fn paths_are_found_in_commands_values_and_messages() {

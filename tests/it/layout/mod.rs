@@ -244,3 +244,24 @@ fn function_lengths_are_read_from_code() {
         ]
     );
 }
+
+/// A sandbox backend's knowledge stays in `run/sandbox/`: the pipeline asks the resolved
+/// sandbox what it needs (its cache key, whether a run in it may be kept, whether its tools
+/// are the host's) and never matches on which backend it is.
+#[test]
+fn the_pipeline_never_matches_on_a_sandbox_backend() {
+    let mut all = Vec::new();
+    files(&root().join("src/check"), &mut all);
+    let mut found = Vec::new();
+    for path in all {
+        let text = without_strings(&std::fs::read_to_string(&path).expect("read"));
+        for (n, line) in text.lines().enumerate() {
+            for variant in ["Sandbox::None", "Sandbox::Bwrap", "Sandbox::Container"] {
+                if line.contains(variant) {
+                    found.push(format!("{}:{}: {variant}", path.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "check/ matches on a backend: {found:#?}");
+}
