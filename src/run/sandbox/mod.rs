@@ -173,6 +173,7 @@ impl Sandbox {
             Sandbox::Container(_) => false,
         }
     }
+
     /// Resolve the user's choice: check that it works here, and find the image.
     pub fn resolve(
         choice: SandboxChoice,
