@@ -168,25 +168,19 @@ pub async fn batch(args: BatchArgs) -> Result<bool> {
         eprintln!("patchgrade: error: grading `{id}` failed inside patchgrade: {message}");
     }
     let verdicts = results::load(&args.out)?;
+    let summary = Summary::of(&verdicts);
+    let run = Run {
+        summary: &summary,
+        verdicts: &verdicts,
+        title: "",
+        tasks: None,
+    };
     if let Some(path) = &args.junit_out {
-        let run = Run {
-            summary: &Summary::of(&verdicts),
-            verdicts: &verdicts,
-            title: "",
-            tasks: None,
-        };
         let xml = report::render(&run, RunFormat::Junit)?;
         patchgrade::write_atomically(path, xml.as_bytes())
             .with_context(|| format!("{}: cannot write", path.display()))?;
     }
     if !super::globals().quiet {
-        let summary = Summary::of(&verdicts);
-        let run = Run {
-            summary: &summary,
-            verdicts: &verdicts,
-            title: "",
-            tasks: None,
-        };
         eprint!("{}", report::render(&run, RunFormat::Human)?);
     }
     Ok(ran.crashed.is_empty())

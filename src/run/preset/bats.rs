@@ -41,15 +41,22 @@ fn select(ids: &[String], workdir: &Path, files: &[String]) -> String {
     let mut paths: Vec<String> = whole.iter().map(|f| f.to_string()).collect();
     let mut names = Vec::new();
     let mut lost = false;
+    // One walk of the checkout for every id: the classname is the file's name alone.
+    let mut suites: Option<Vec<String>> = None;
     for id in ids {
         let Some((file, name)) = id.split_once(".bats.") else {
             lost = true;
             names.push(id.clone());
             continue;
         };
-        let found = find(workdir, &format!("{file}.bats"));
+        let file = format!("{file}.bats");
+        let suites = suites.get_or_insert_with(|| bats_files(workdir));
+        let found: Vec<&String> = suites
+            .iter()
+            .filter(|p| p.rsplit('/').next() == Some(file.as_str()))
+            .collect();
         lost |= found.is_empty();
-        paths.extend(found);
+        paths.extend(found.into_iter().cloned());
         names.push(name.to_string());
     }
     if lost || paths.is_empty() {
@@ -71,9 +78,9 @@ fn default_dir(workdir: &Path) -> &'static str {
         .unwrap_or(".")
 }
 
-/// The checkout's files with this name, relative to it (not under `.git` or `node_modules`,
-/// where bats itself may be installed with its own tests).
-fn find(workdir: &Path, name: &str) -> Vec<String> {
+/// The checkout's `.bats` files, relative to it (not under `.git` or `node_modules`, where
+/// bats itself may be installed with its own tests); links are not followed.
+fn bats_files(workdir: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut dirs = vec![PathBuf::new()];
     while let Some(rel) = dirs.pop() {
@@ -87,7 +94,7 @@ fn find(workdir: &Path, name: &str) -> Vec<String> {
                 Ok(t) if t.is_dir() && file_name != ".git" && file_name != "node_modules" => {
                     dirs.push(path)
                 }
-                Ok(t) if t.is_file() && file_name == name => {
+                Ok(t) if t.is_file() && file_name.to_string_lossy().ends_with(".bats") => {
                     found.push(path.to_string_lossy().into_owned())
                 }
                 _ => {}
@@ -96,4 +103,34 @@ fn find(workdir: &Path, name: &str) -> Vec<String> {
     }
     found.sort();
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_select_their_files_by_name_and_their_descriptions_anchored() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["test/calc.bats", "test/deep/io.bats", "node_modules/x/calc.bats"] {
+            std::fs::create_dir_all(dir.path().join(f).parent().unwrap()).unwrap();
+            std::fs::write(dir.path().join(f), "").unwrap();
+        }
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            select(&ids(&["calc.bats.adds: two", "io.bats.reads (a+b)"]), dir.path(), &[]),
+            "--filter '^(adds: two|reads \\(a\\+b\\))$' test/calc.bats test/deep/io.bats"
+        );
+        // A file that is not there: its description is looked for in the default directory.
+        assert_eq!(
+            select(&ids(&["gone.bats.x"]), dir.path(), &[]),
+            "--filter '^(x)$' test"
+        );
+        // Files to run whole are run unfiltered.
+        assert_eq!(
+            select(&ids(&["calc.bats.adds"]), dir.path(), &ids(&["test/deep/io.bats"])),
+            "test/deep/io.bats test/calc.bats"
+        );
+        assert_eq!(select(&[], dir.path(), &[]), "test");
+    }
 }
