@@ -1,23 +1,83 @@
 //! docker and podman: one container of the image per side of a check, started once, its
 //! commands run with `exec`, and removed when the side is done, times out or is cancelled.
 
+use super::SandboxError;
+use super::backend::{Backend, Confined, Env, Pending};
 use super::paths::Paths;
-use super::{Image, SandboxError};
+use crate::run::Limits;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Where the report directory is mounted in the container.
-pub(super) const OUT: &str = "/patchgrade/out";
+const OUT: &str = "/patchgrade/out";
 /// Where the scripts are mounted, read-only.
-pub(super) const SCRIPTS: &str = "/patchgrade/scripts";
+const SCRIPTS: &str = "/patchgrade/scripts";
 /// The label naming the process that owns a container, so that a later run can remove the
 /// containers of a patchgrade that was SIGKILLed.
 const OWNER: &str = "patchgrade.owner";
 /// Kills every process of the container but its first (which sleeps) and the caller.
 const KILL_REST: &str = "kill -9 -1 2>/dev/null";
+
+/// A container image to run in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// docker or podman.
+    pub engine: Engine,
+    /// As the user named it.
+    pub name: String,
+    /// The engine's id of it (`sha256:…`): what a cached baseline is keyed by, as the name can
+    /// be moved to another image.
+    pub id: String,
+    /// Where the checkout is mounted.
+    pub workdir: PathBuf,
+}
+
+impl Backend for Image {
+    fn name(&self) -> &'static str {
+        self.engine.name()
+    }
+
+    fn image(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+
+    /// The engine and the image's id: the name can be moved to another image.
+    fn cache_key(&self) -> String {
+        format!("{}:{}", self.engine.name(), self.id)
+    }
+
+    /// The image's tools made it.
+    fn seed_place(&self) -> String {
+        self.cache_key()
+    }
+
+    /// The candidate's code could not reach what a run here keeps.
+    fn may_keep(&self) -> bool {
+        true
+    }
+
+    /// The image's id keys its own toolchain.
+    fn tools_on_host(&self) -> bool {
+        false
+    }
+
+    /// Starts the side's container, with the network if any of its commands gets it (the
+    /// setup command's is taken away at its end).
+    fn open<'a>(
+        &'a self,
+        paths: &'a mut Paths,
+        network: bool,
+        limits: Limits,
+    ) -> Pending<'a, Result<Box<dyn Confined>, String>> {
+        Box::pin(async move {
+            let container = Container::start(self, paths, network, limits).await?;
+            Ok(Box::new(container) as Box<dyn Confined>)
+        })
+    }
+}
 
 /// A container engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,13 +226,15 @@ async fn sweep(engine: Engine) {
 pub(super) struct Container {
     engine: Engine,
     name: String,
+    /// The image's workdir, where the checkout is mounted.
+    workdir: PathBuf,
 }
 
 impl Container {
     /// Start one: the checkout at the image's workdir, the report directory and the scripts at
     /// fixed paths, as the user's uid, the network only if asked. Its first process sleeps;
     /// the commands come with `exec`.
-    pub(super) async fn start(
+    async fn start(
         image: &Image,
         paths: &Paths,
         network: bool,
@@ -222,6 +284,7 @@ impl Container {
         let container = Container {
             engine: image.engine,
             name,
+            workdir: image.workdir.clone(),
         };
         // Removed on drop also when `run` failed half-way (created, not started).
         run_async(c).await.map(|_| container)
@@ -230,14 +293,9 @@ impl Container {
     /// The command line running a script (a path inside the container) there. When the
     /// script ends, every other process in the container but the first is killed, in the same
     /// `exec`: background processes must not outlive their command.
-    pub(super) fn exec_argv(
-        &self,
-        script: &Path,
-        cwd: &Path,
-        env: &[(String, String)],
-    ) -> Vec<OsString> {
+    fn exec_argv(&self, script: &Path, env: &[(String, String)]) -> Vec<OsString> {
         let mut argv: Vec<OsString> = vec![self.engine.name().into(), "exec".into()];
-        argv.extend(["--workdir".into(), cwd.into()]);
+        argv.extend(["--workdir".into(), (&self.workdir).into()]);
         for (k, v) in env {
             argv.extend(["--env".into(), format!("{k}={v}").into()]);
         }
@@ -248,7 +306,7 @@ impl Container {
     }
 
     /// Take the network away (after the setup command had it).
-    pub(super) async fn disconnect(&self) -> Result<(), String> {
+    async fn disconnect(&self) -> Result<(), String> {
         let mut c = self.engine.command();
         c.args(["network", "disconnect", self.engine.bridge(), &self.name]);
         run_async(c).await.map(|_| ())
@@ -257,7 +315,7 @@ impl Container {
     /// Kill every process of the last command (all but the first, sleeping one): killing the
     /// `exec` client leaves them running, and background processes must not outlive their
     /// command.
-    pub(super) async fn settle(&self) {
+    async fn kill_rest(&self) {
         let mut c = self.engine.command();
         c.args([
             "exec",
@@ -267,6 +325,62 @@ impl Container {
             "kill -9 -1 2>/dev/null; true",
         ]);
         let _ = run_async(c).await;
+    }
+}
+
+impl Confined for Container {
+    fn workdir(&self, _: &Paths) -> PathBuf {
+        self.workdir.clone()
+    }
+
+    fn out_dir(&self, _: &Paths) -> PathBuf {
+        PathBuf::from(OUT)
+    }
+
+    fn scripts_dir(&self, _: &Paths) -> PathBuf {
+        PathBuf::from(SCRIPTS)
+    }
+
+    /// `exec` in the container; the engine's client keeps the user's environment, and the
+    /// task's goes inside. Its network is the container's, set at its start and its setup's
+    /// end.
+    fn argv(
+        &self,
+        _: &Paths,
+        script: &Path,
+        env: Env,
+        _: bool,
+        _: &[PathBuf],
+    ) -> (Vec<OsString>, Env) {
+        let name = script.file_name().unwrap_or_default();
+        let seen = Path::new(SCRIPTS).join(name);
+        (self.exec_argv(&seen, &env.0), (Vec::new(), Vec::new()))
+    }
+
+    /// The engine's client runs on the host; the command runs in the container, under its
+    /// limits.
+    fn on_host(&self) -> bool {
+        false
+    }
+
+    fn end_setup(&self, keep: bool) -> Pending<'_, Result<(), String>> {
+        Box::pin(async move {
+            if keep {
+                Ok(())
+            } else {
+                self.disconnect().await
+            }
+        })
+    }
+
+    /// A command in the container names the image's paths, not the host's, so what the host
+    /// has says nothing of what the container hides.
+    fn hidden_hint(&self, _: &Paths, _: &str) -> String {
+        String::new()
+    }
+
+    fn settle(&self) -> Pending<'_, ()> {
+        Box::pin(self.kill_rest())
     }
 }
 

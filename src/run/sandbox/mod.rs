@@ -4,21 +4,31 @@
 //! Takes the user's [`SandboxChoice`] (and image) and hands on a resolved [`Sandbox`]; for each
 //! side of a check a [`Jail`] turns a script into the command line that runs it confined.
 //!
+//! - [`backend`]: the seam a backend implements, what the pipeline asks of a resolved sandbox
+//!   and what a [`Jail`] asks of it once open.
+//! - [`host`]: no sandbox.
 //! - [`bwrap`]: the host's tree read-only, the checkout and the report directory writable, a
 //!   private `/tmp`, no network, every process dying with the run.
-//! - [`container`]: a docker or podman container of an image, one per side, reused by its
+//! - [`container`]: a docker or podman container of an [`Image`], one per side, reused by its
 //!   commands.
-//! - [`jail`]: [`Jail`], one side's confinement, and [`Launch`], one command in it.
+//! - [`jail`]: [`Jail`], one side's confinement, and [`jail::Launch`], one command in it.
 //! - [`paths`]: [`Paths`], a side's directories on the host, which every backend confines to.
+//!
+//! A new backend is a file implementing [`backend`]'s two traits, a [`Sandbox`] variant that
+//! [`Sandbox::backend`] maps to it, and its [`SandboxChoice`].
 
+mod backend;
 mod bwrap;
 mod container;
+mod host;
 mod jail;
 mod paths;
 
-pub use container::Engine;
+pub use container::{Engine, Image};
 pub use jail::Jail;
 pub use paths::Paths;
+
+use backend::Backend;
 
 use crate::util::names::Named;
 use serde::{Deserialize, Serialize};
@@ -64,20 +74,6 @@ pub enum Sandbox {
     Bwrap,
     /// In a container.
     Container(Image),
-}
-
-/// A container image to run in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Image {
-    /// docker or podman.
-    pub engine: Engine,
-    /// As the user named it.
-    pub name: String,
-    /// The engine's id of it (`sha256:…`): what a cached baseline is keyed by, as the name can
-    /// be moved to another image.
-    pub id: String,
-    /// Where the checkout is mounted.
-    pub workdir: PathBuf,
 }
 
 /// Where a check's commands ran, as its verdict records it.
@@ -137,41 +133,38 @@ pub enum SandboxError {
 }
 
 impl Sandbox {
+    /// The backend that answers for it: the one place a variant is matched.
+    fn backend(&self) -> &dyn Backend {
+        match self {
+            Sandbox::None => &host::Host,
+            Sandbox::Bwrap => &bwrap::Bwrap,
+            Sandbox::Container(image) => image,
+        }
+    }
+
     /// Where the runs happen, as a cache key says it: the sandbox's name, or a container's
     /// engine and image id (the name can be moved to another image).
     pub fn cache_key(&self) -> String {
-        match self {
-            Sandbox::Container(image) => format!("{}:{}", image.engine.name(), image.id),
-            other => other.name().to_string(),
-        }
+        self.backend().cache_key()
     }
 
     /// Where a build seed was made, as its key says it: the host's tools (in bubblewrap or
     /// not), or an image's.
     pub fn seed_place(&self) -> String {
-        match self {
-            Sandbox::Container(_) => self.cache_key(),
-            Sandbox::None | Sandbox::Bwrap => "host".into(),
-        }
+        self.backend().seed_place()
     }
 
     /// Whether what ran in it may be kept for later runs (a baseline, a coverage map, a build
     /// seed): not on the host, where the candidate's code ran beside it as the same user and
     /// could have disturbed it.
     pub fn may_keep(&self) -> bool {
-        match self {
-            Sandbox::None => false,
-            Sandbox::Bwrap | Sandbox::Container(_) => true,
-        }
+        self.backend().may_keep()
     }
 
     /// Whether the commands run the host's toolchain, whose versions a cache key must probe
     /// (an image's id keys its own).
     pub fn tools_on_host(&self) -> bool {
-        match self {
-            Sandbox::None | Sandbox::Bwrap => true,
-            Sandbox::Container(_) => false,
-        }
+        self.backend().tools_on_host()
     }
 
     /// Resolve the user's choice: check that it works here, and find the image.
@@ -235,21 +228,14 @@ impl Sandbox {
 
     /// `none`, `bwrap`, `docker` or `podman`.
     pub fn name(&self) -> &'static str {
-        match self {
-            Sandbox::None => "none",
-            Sandbox::Bwrap => "bwrap",
-            Sandbox::Container(image) => image.engine.name(),
-        }
+        self.backend().name()
     }
 
     /// What the verdict records.
     pub fn isolation(&self, network: bool) -> Isolation {
         Isolation {
             sandbox: self.name().to_string(),
-            image: match self {
-                Sandbox::Container(image) => Some(image.name.clone()),
-                _ => None,
-            },
+            image: self.backend().image().map(str::to_string),
             network,
             env: Vec::new(),
         }

@@ -1,75 +1,9 @@
-//! bubblewrap: the host's tree read-only, the checkout and the report directory writable, a
-//! private `/tmp`, an empty home, the cache, the pool and other runs hidden, no network, and a
-//! PID namespace whose processes all die with the run.
+//! What bubblewrap shows of the host besides the side's own directories (the tools on `PATH`,
+//! the paths the user named) and what it hides (a private `/tmp`, an empty home, patchgrade's
+//! own directories), and which paths a failed command's output names that it hid.
 
-use super::paths::Paths;
-use std::ffi::OsString;
+use super::super::paths::Paths;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-
-/// The flags every sandboxed command gets; the probe runs with them too, so `auto` finds
-/// bwrap only where a real run would work.
-const BASE: &[&str] = &[
-    // A process that leaves the group (`setsid`, `setpgid`) still dies with the run, and
-    // with patchgrade itself when that is SIGKILLed.
-    "--die-with-parent",
-    "--unshare-pid",
-    // No controlling terminal: code under test cannot push keystrokes into the user's shell.
-    "--new-session",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    // Private and writable; it must come before the binds under /tmp, or it hides them.
-    "--tmpfs",
-    "/tmp",
-    "--tmpfs",
-    "/var/tmp",
-];
-
-/// Where the checkout is seen inside: one path for every run, as a container's `/testbed`, so
-/// that what a build records of its own directory (rustc's incremental cache depends on it)
-/// is the same in the baseline that left a build seed and in the candidate that starts from it.
-pub(super) const WORKDIR: &str = "/tmp/testbed";
-
-/// The checkout's path inside: [`WORKDIR`], unless the run's own directories are under it
-/// (a `--keep` there), where it stays at its own path.
-pub(super) fn workdir_inside(paths: &Paths) -> PathBuf {
-    let inside = Path::new(WORKDIR);
-    let clash = [&paths.out, &paths.scripts]
-        .into_iter()
-        .chain(&paths.readonly)
-        .any(|p| p.starts_with(inside) || inside.starts_with(p));
-    if clash {
-        paths.workdir.clone()
-    } else {
-        inside.to_path_buf()
-    }
-}
-
-/// Whether bwrap runs here, probed once per process.
-pub(super) fn available() -> Result<(), String> {
-    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
-    PROBE
-        .get_or_init(|| {
-            let out = std::process::Command::new("bwrap")
-                .args(BASE)
-                .args(["--unshare-net", "--", "true"])
-                .stdin(std::process::Stdio::null())
-                .output()
-                .map_err(|e| format!("cannot run bwrap: {e}"))?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                let err = String::from_utf8_lossy(&out.stderr);
-                Err(format!("bwrap {}: {}", out.status, err.trim()))
-            }
-        })
-        .clone()
-}
 
 /// The directories of the tools on `PATH` that the sandbox's covered directories (the
 /// private temporary ones, the home) would hide, to be brought back read-only, each with the
@@ -254,90 +188,9 @@ pub(super) fn hidden_paths(paths: &Paths, named: &[PathBuf]) -> Vec<PathBuf> {
         .cloned()
         .collect()
 }
-
-/// The command line running `sh script` in the checkout, confined; `writable`: host
-/// directories this command alone may write (a preset's dependency cache, for its download
-/// step).
-pub(super) fn argv(
-    paths: &Paths,
-    script: &Path,
-    network: bool,
-    writable: &[PathBuf],
-) -> Vec<OsString> {
-    let mut argv: Vec<OsString> = vec!["bwrap".into()];
-    argv.extend(BASE.iter().map(OsString::from));
-    if !network {
-        // Its own loopback only: a fixed port is free in every run.
-        argv.push("--unshare-net".into());
-    }
-    // An empty home, writable (tools keep caches there), before every bind that brings a
-    // part of it back; unless the user showed a path holding it.
-    if let Some(home) = home()
-        && !paths.shown.iter().any(|(s, _)| home.starts_with(s))
-    {
-        argv.extend(["--tmpfs".into(), home.into()]);
-    }
-    // What the user asked to show, before the hidden directories are covered: patchgrade's
-    // own stay hidden even under a path the user shows (`--sandbox-rw /tmp`).
-    for (path, writable) in &paths.shown {
-        let bind = if *writable { "--bind" } else { "--ro-bind" };
-        argv.extend([bind.into(), path.into(), path.into()]);
-    }
-    let under_shown = |p: &Path| paths.shown.iter().any(|(s, _)| p.starts_with(s));
-    // Hidden: an empty tmpfs over each, parents first, before the binds that bring back
-    // this run's own directories.
-    let mut hidden: Vec<&PathBuf> = paths
-        .hidden
-        .iter()
-        // Under the private /tmp already, unless the user showed a path holding it; and `/`
-        // is never covered whole.
-        .filter(|p| {
-            (under_shown(p) || (!p.starts_with("/tmp") && !p.starts_with("/var/tmp")))
-                && p.parent().is_some()
-        })
-        .collect();
-    hidden.sort_by_key(|p| p.components().count());
-    hidden.dedup();
-    for dir in hidden {
-        argv.extend(["--tmpfs".into(), dir.into()]);
-    }
-    for dir in &paths.readonly {
-        argv.extend(["--ro-bind".into(), dir.into(), dir.into()]);
-    }
-    argv.extend(["--bind".into(), (&paths.workdir).into()]);
-    argv.push(workdir_inside(paths).into());
-    argv.extend(["--bind".into(), (&paths.out).into(), (&paths.out).into()]);
-    argv.extend(["--ro-bind".into(), paths.scripts.clone().into()]);
-    argv.push(paths.scripts.clone().into());
-    for dir in writable {
-        argv.extend(["--bind".into(), dir.into(), dir.into()]);
-    }
-    argv.extend(["--chdir".into(), workdir_inside(paths).into()]);
-    argv.extend(["--".into(), "sh".into()]);
-    argv.push(script.into());
-    argv
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn paths() -> Paths {
-        Paths {
-            workdir: "/pool/abc/slot-0".into(),
-            out: "/tmp/patchgrade-x/candidate/out".into(),
-            scripts: "/tmp/patchgrade-x/candidate/scripts".into(),
-            readonly: vec![objects_dir().into()],
-            tools: Vec::new(),
-            hidden: vec![
-                "/tmp/patchgrade-x".into(),
-                "/pool".into(),
-                "/pool/abc".into(),
-            ],
-            named: Vec::new(),
-            shown: Vec::new(),
-        }
-    }
 
     #[test]
     fn tools_on_path_under_tmp_come_back_without_what_is_hidden() {
@@ -418,55 +271,5 @@ mod tests {
                 "{home}"
             );
         }
-    }
-
-    fn objects_dir() -> &'static str {
-        "/tmp/user/repo/.git/objects"
-    }
-
-    fn words(argv: &[OsString]) -> Vec<String> {
-        argv.iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
-    }
-
-    #[test]
-    fn hidden_dirs_come_before_the_binds_that_bring_this_run_back() {
-        let p = paths();
-        let argv = words(&argv(&p, Path::new("/s/test.sh"), false, &[]));
-        let at = |w: &[&str]| {
-            argv.windows(w.len())
-                .position(|x| x == w)
-                .unwrap_or_else(|| panic!("{w:?} not in {argv:?}"))
-        };
-        let pool = at(&["--tmpfs", "/pool"]);
-        // The checkout is seen at one path in every run.
-        let slot = at(&["--bind", "/pool/abc/slot-0", WORKDIR]);
-        assert!(at(&["--chdir", WORKDIR]) > slot);
-        assert!(at(&["--tmpfs", "/pool/abc"]) > pool && pool < slot);
-        let (out, scripts) = (p.out.to_str().unwrap(), p.scripts.to_str().unwrap());
-        assert!(at(&["--tmpfs", "/tmp"]) < at(&["--bind", out, out]));
-        assert!(at(&["--ro-bind", scripts, scripts]) > slot);
-        let objects = objects_dir();
-        assert!(at(&["--ro-bind", objects, objects]) > at(&["--tmpfs", "/tmp"]));
-        // The empty home comes before every bind that brings a part of it back.
-        if let Some(home) = home() {
-            let home = home.to_str().unwrap();
-            assert!(at(&["--tmpfs", home]) < at(&["--ro-bind", objects_dir(), objects_dir()]));
-        }
-        // Under the private /tmp already: not mounted again.
-        assert!(!argv.iter().any(|a| a == "/tmp/patchgrade-x"));
-        assert!(argv.contains(&"--unshare-net".to_string()));
-        assert_eq!(&argv[argv.len() - 3..], ["--", "sh", "/s/test.sh"]);
-        let open = words(&super::argv(&p, Path::new("/s/t.sh"), true, &[]));
-        assert!(!open.contains(&"--unshare-net".to_string()));
-    }
-
-    #[test]
-    fn the_checkout_keeps_its_own_path_where_the_run_is_under_the_fixed_one() {
-        let mut p = paths();
-        assert_eq!(workdir_inside(&p), Path::new(WORKDIR));
-        p.out = Path::new(WORKDIR).join("candidate/out");
-        assert_eq!(workdir_inside(&p), p.workdir);
     }
 }
