@@ -10,7 +10,7 @@ use super::race::{BaselineSide, CandidateSide, Raced, Store};
 use crate::judge::Draft;
 use crate::judge::grade::grade;
 use crate::judge::verdict::{Aborted, Outcome, RunInfo, Stage, Verdict, Warning, WarningKind};
-use crate::observe::{Evidence, Requested, bytecode};
+use crate::observe::{Evidence, bytecode};
 use crate::run::Preset;
 use crate::util::time::ms;
 use crate::workspace::{Caveat, OnProtectedEdit};
@@ -157,20 +157,11 @@ impl Plan {
             return draft.fail(stage, error, started);
         }
         if let Some(selection) = &self.downstream {
-            let ids = downstream_ids(self, selection, candidate, baseline);
-            let only = Requested {
-                f2p: &[],
-                p2p: &ids,
-            };
+            let ids = self.graded_ids(candidate, baseline);
             let mut report = selection.report.clone();
-            report.grade(&grade(syntax, only, candidate, baseline).classification);
-            if self.settings.downstream_as_p2p && !ids.is_empty() {
-                let p2p: Vec<String> = self.p2p.iter().chain(&ids).cloned().collect();
-                let with = Requested {
-                    f2p: &self.f2p,
-                    p2p: &p2p,
-                };
-                graded = grade(syntax, with, candidate, baseline);
+            report.grade(&grade(syntax, ids.downstream(), candidate, baseline).classification);
+            if ids.downstream_in_outcome() {
+                graded = grade(syntax, ids.outcome(), candidate, baseline);
                 report.counted_as_p2p = true;
             }
             if !report.broken.is_empty() {
@@ -218,65 +209,13 @@ impl Plan {
     }
 }
 
-/// The downstream tests to grade: those chosen by id, and every test of the groups run whole
-/// (files, nextest prefixes) that either run reports, the task's own left out.
-fn downstream_ids(
-    plan: &Plan,
-    selection: &super::plan::Selection,
-    candidate: &Evidence,
-    baseline: Option<&Evidence>,
-) -> Vec<String> {
-    let requested: std::collections::HashSet<String> = plan.requested().ids().into_iter().collect();
-    let mut ids = selection.ids.clone();
-    if !selection.files.is_empty() {
-        let syntax = plan.command.ids();
-        // A file's tests (`f::t`, `f › t`, `f > t`), or those under a nextest prefix.
-        let in_files = |id: &str| {
-            selection.files.iter().any(|f| {
-                id.strip_prefix(f.as_str()).is_some_and(|rest| {
-                    f.ends_with("::")
-                        || f.ends_with(' ')
-                        || rest.starts_with("::")
-                        || rest.starts_with(" ›")
-                        || rest.starts_with(" >")
-                })
-            })
-        };
-        for evidence in std::iter::once(candidate).chain(baseline) {
-            if let Some(report) = evidence.attempts.first() {
-                let listed = crate::observe::ids::Index::new(report, syntax).listing();
-                ids.extend(listed.into_iter().map(|l| l.id).filter(|id| in_files(id)));
-            }
-        }
-    }
-    crate::util::list::dedup(ids)
-        .into_iter()
-        .filter(|id| !requested.contains(id))
-        .collect()
-}
-
 /// Store a baseline that could be judged; one that could not is run again next time.
 fn store_baseline(store: Store, plan: &Plan, run: &Execution) {
     let Ok(evidence) = &run.evidence else {
         return;
     };
-    let syntax = plan.command.ids();
-    let evidence = match &plan.downstream {
-        // Whole files ran: which of their tests grading reads is known only then.
-        Some(d) if !d.files.is_empty() => evidence.clone(),
-        Some(d) => {
-            let p2p: Vec<String> = plan.p2p.iter().chain(&d.ids).cloned().collect();
-            let requested = Requested {
-                f2p: &plan.f2p,
-                p2p: &p2p,
-            };
-            evidence.for_ids(syntax, requested)
-        }
-        None => evidence.for_ids(syntax, plan.requested()),
-    };
     let entry = cache::Entry {
-        // What grading these ids reads, not the whole suite's report.
-        evidence,
+        evidence: plan.baseline_to_keep(evidence),
         // Paths into this run's directory mean nothing to a later run.
         info: RunInfo {
             dir: None,

@@ -18,23 +18,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 impl Plan {
-    /// What both sides run: the requested tests, the downstream ones, and the test files
-    /// the command runs whole.
-    pub(super) fn tests_job(&self) -> Job<'_> {
-        let mut ids = self.requested().ids();
-        let mut files = self.test_files.clone();
-        if let Some(d) = &self.downstream {
-            ids.extend(d.ids.iter().cloned());
-            files.extend(d.files.iter().cloned());
-        }
-        Job {
-            command: &self.command,
-            ids: crate::util::list::dedup(ids),
-            files: crate::util::list::dedup(files),
-            requested: self.requested(),
-        }
-    }
-
     /// Setup, then the tests, in one prepared checkout, confined by the plan's sandbox: a
     /// first attempt (again without the ids the runner refused, if it refused some), then
     /// `--retries` rounds of the tests that did not pass.

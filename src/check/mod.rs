@@ -9,6 +9,7 @@
 //!   between building and grading, with the settings it came from);
 //! - `run`: [`Check::run`], the steps in order;
 //! - `downstream`: the tests outside the task's lists to run too;
+//! - `graded`: which tests both sides run, grading reads and a stored baseline keeps;
 //! - `race`: both sides side by side, each `prepare`d (checkout, patches) and `execute`d
 //!   (setup, the command, retries), their build output seeded (`seeding`);
 //! - `conclude`: what both sides produced, judged into the verdict.
@@ -26,6 +27,7 @@ mod error;
 mod execute;
 mod from_reports;
 mod from_task;
+mod graded;
 mod plan;
 mod prepare;
 mod race;

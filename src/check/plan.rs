@@ -5,7 +5,6 @@
 use super::BaselineCache;
 use crate::judge::downstream::{Downstream, Method};
 use crate::judge::verdict::{PatchInfo, Scoring};
-use crate::observe::Requested;
 use crate::run::sandbox::SandboxChoice;
 use crate::run::{Sandbox, TestCommand};
 use crate::workspace::{Patch, Protection, Source, WorkdirPool};
@@ -90,13 +89,6 @@ impl Plan {
         };
         let dir = shell_words::quote(&dir.to_string_lossy()).into_owned();
         format!("PATH={dir}:\"$PATH\"; export PATH\n{script}")
-    }
-
-    pub(super) fn requested(&self) -> Requested<'_> {
-        Requested {
-            f2p: &self.f2p,
-            p2p: &self.p2p,
-        }
     }
 
     pub(super) fn patch_info(&self) -> PatchInfo {
