@@ -151,17 +151,21 @@ impl Plan {
         workdir: &Path,
         started: Instant,
     ) -> Verdict {
+        // Each side's reports indexed once, for every grading below.
         let syntax = self.command.ids();
-        let mut graded = grade(syntax, self.requested(), candidate, baseline);
+        let (indexed, baseline_indexed) =
+            (candidate.index(syntax), baseline.map(|b| b.index(syntax)));
+        let (candidate, baseline) = (&indexed, baseline_indexed.as_ref());
+        let mut graded = grade(self.requested(), candidate, baseline);
         if let Some((stage, error)) = Draft::none_observed(&graded) {
             return draft.fail(stage, error, started);
         }
         if let Some(selection) = &self.downstream {
             let ids = self.graded_ids(candidate, baseline);
             let mut report = selection.report.clone();
-            report.grade(&grade(syntax, ids.downstream(), candidate, baseline).classification);
+            report.grade(&grade(ids.downstream(), candidate, baseline).classification);
             if ids.downstream_in_outcome() {
-                graded = grade(syntax, ids.outcome(), candidate, baseline);
+                graded = grade(ids.outcome(), candidate, baseline);
                 report.counted_as_p2p = true;
             }
             if !report.broken.is_empty() {
@@ -185,7 +189,7 @@ impl Plan {
             .iter()
             .any(|(k, _)| Preset::Pytest.env_remove().contains(&k.as_str()));
         // A run the candidate cut short may have imported nothing: no guess from bytecode.
-        let cut_short = candidate.not_run.is_some();
+        let cut_short = candidate.evidence.not_run.is_some();
         if self.command.preset_of() == Some(Preset::Pytest) && !bytecode_off && !cut_short {
             let files: Vec<String> = draft
                 .patch

@@ -427,7 +427,7 @@ impl Attempts<'_> {
         };
         evidence.attempts.push(report);
         for _ in 0..self.plan.settings.retries {
-            let again = retry_candidates(syntax, requested, &evidence);
+            let again = retry_candidates(requested, &evidence.index(syntax));
             if again.is_empty() {
                 break;
             }

@@ -101,7 +101,8 @@ impl FromReports {
         };
         let cand = Evidence::single(candidate);
         let base = baseline.map(Evidence::single);
-        let graded = grade(self.ids, requested, &cand, base.as_ref());
+        let base = base.as_ref().map(|b| b.index(self.ids));
+        let graded = grade(requested, &cand.index(self.ids), base.as_ref());
         if let Some((stage, error)) = Draft::none_observed(&graded) {
             return Ok(draft.fail(stage, error, started));
         }

@@ -10,8 +10,7 @@
 
 use super::execute::Job;
 use super::plan::Plan;
-use crate::observe::ids::Index;
-use crate::observe::{Evidence, Requested};
+use crate::observe::{Evidence, Indexed, Requested};
 use std::collections::HashSet;
 
 /// The ids a check grades, once both sides reported.
@@ -76,8 +75,8 @@ impl Plan {
     /// The ids graded from these reports.
     pub(super) fn graded_ids(
         &self,
-        candidate: &Evidence,
-        baseline: Option<&Evidence>,
+        candidate: &Indexed<'_>,
+        baseline: Option<&Indexed<'_>>,
     ) -> GradedIds<'_> {
         let downstream = self.downstream_ids(candidate, baseline);
         let mut p2p = self.p2p.clone();
@@ -93,14 +92,17 @@ impl Plan {
 
     /// The downstream tests to grade: those chosen by id, and every test of the groups run
     /// whole (files, nextest prefixes) that either run reports, the task's own left out.
-    fn downstream_ids(&self, candidate: &Evidence, baseline: Option<&Evidence>) -> Vec<String> {
+    fn downstream_ids(
+        &self,
+        candidate: &Indexed<'_>,
+        baseline: Option<&Indexed<'_>>,
+    ) -> Vec<String> {
         let Some(selection) = &self.downstream else {
             return Vec::new();
         };
         let requested: HashSet<String> = self.requested().ids().into_iter().collect();
         let mut ids = selection.ids.clone();
         if !selection.files.is_empty() {
-            let syntax = self.command.ids();
             // A file's tests (`f::t`, `f › t`, `f > t`), or those under a nextest prefix.
             let in_files = |id: &str| {
                 selection.files.iter().any(|f| {
@@ -113,9 +115,9 @@ impl Plan {
                     })
                 })
             };
-            for evidence in std::iter::once(candidate).chain(baseline) {
-                if let Some(report) = evidence.attempts.first() {
-                    let listed = Index::new(report, syntax).listing();
+            for indexed in std::iter::once(candidate).chain(baseline) {
+                if let Some(first) = indexed.attempts().first() {
+                    let listed = first.listing();
                     ids.extend(listed.into_iter().map(|l| l.id).filter(|id| in_files(id)));
                 }
             }
@@ -129,7 +131,7 @@ impl Plan {
     /// What a stored baseline keeps of its evidence: what grading these ids reads, not the
     /// whole suite's report; whole when files ran whole.
     pub(super) fn baseline_to_keep(&self, evidence: &Evidence) -> Evidence {
-        let syntax = self.command.ids();
+        let indexed = || evidence.index(self.command.ids());
         match &self.downstream {
             Some(d) if !d.files.is_empty() => evidence.clone(),
             Some(d) => {
@@ -138,9 +140,9 @@ impl Plan {
                     f2p: &self.f2p,
                     p2p: &p2p,
                 };
-                evidence.for_ids(syntax, requested)
+                indexed().for_ids(requested)
             }
-            None => evidence.for_ids(syntax, self.requested()),
+            None => indexed().for_ids(self.requested()),
         }
     }
 }

@@ -3,8 +3,8 @@
 
 use super::classify::{Classification, Observed, classify};
 use super::scoring::Scoring;
-use crate::observe::ids::{IdSyntax, Index, Resolution};
-use crate::observe::{Evidence, NotRunReason, Observation, Requested, TestStatus};
+use crate::observe::ids::{Index, Resolution};
+use crate::observe::{Indexed, NotRunReason, Observation, Requested, TestStatus};
 
 /// The classification, and what was noticed on the way.
 #[derive(Debug, Clone)]
@@ -27,20 +27,19 @@ pub struct Graded {
 
 /// Grade the requested tests from a candidate run and, when there is one, a baseline run.
 pub fn grade(
-    syntax: IdSyntax,
     requested: Requested<'_>,
-    candidate: &Evidence,
-    baseline: Option<&Evidence>,
+    candidate: &Indexed<'_>,
+    baseline: Option<&Indexed<'_>>,
 ) -> Graded {
-    let cand = Lookup::new(syntax, candidate);
-    let base = baseline.map(|b| Lookup::new(syntax, b));
+    let cand = Lookup::new(candidate);
+    let base = baseline.map(Lookup::new);
     let mut graded = Graded {
         classification: classify(Vec::new(), Scoring::Patchgrade),
         swebench: classify(Vec::new(), Scoring::Swebench),
         ambiguous: Vec::new(),
         widened: Vec::new(),
         flaky: Vec::new(),
-        rejected: candidate.rejected.clone(),
+        rejected: candidate.evidence.rejected.clone(),
         found: (0, base.as_ref().map(|_| 0)),
     };
     let mut observed = Vec::new();
@@ -82,23 +81,19 @@ pub fn grade(
     graded
 }
 
-/// One run's reports, indexed.
+/// One run's reports, indexed, with what grading adds to them.
 struct Lookup<'a> {
-    attempts: Vec<Index<'a>>,
+    attempts: &'a [Index<'a>],
     rejected: &'a [(String, String)],
     not_run: Option<NotRunReason>,
 }
 
 impl<'a> Lookup<'a> {
-    fn new(syntax: IdSyntax, evidence: &'a Evidence) -> Lookup<'a> {
+    fn new(indexed: &'a Indexed<'a>) -> Lookup<'a> {
         Lookup {
-            attempts: evidence
-                .attempts
-                .iter()
-                .map(|r| Index::new(r, syntax))
-                .collect(),
-            rejected: &evidence.rejected,
-            not_run: evidence.not_run,
+            attempts: indexed.attempts(),
+            rejected: &indexed.evidence.rejected,
+            not_run: indexed.evidence.not_run,
         }
     }
 
@@ -182,12 +177,8 @@ impl<'a> Lookup<'a> {
 }
 
 /// The ids of a run that did not pass and are worth running again.
-pub fn retry_candidates(
-    syntax: IdSyntax,
-    requested: Requested<'_>,
-    evidence: &Evidence,
-) -> Vec<String> {
-    let lookup = Lookup::new(syntax, evidence);
+pub fn retry_candidates(requested: Requested<'_>, evidence: &Indexed<'_>) -> Vec<String> {
+    let lookup = Lookup::new(evidence);
     requested
         .iter()
         .map(|(id, _)| id)
@@ -204,7 +195,8 @@ pub fn retry_candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::Report;
+    use crate::observe::ids::IdSyntax;
+    use crate::observe::{Evidence, Report};
 
     /// A report of the corpus and the native ids of its tests (from `expected.json`).
     fn fixture(runner: &str, file: &str) -> (Report, Vec<String>) {
@@ -254,10 +246,11 @@ mod tests {
             let (f2p, p2p) = ids.split_at(ids.len() / 2);
             let requested = Requested { f2p, p2p };
             let whole = Evidence::single(report.clone());
-            let cut = whole.for_ids(syntax, requested);
+            let whole = whole.index(syntax);
+            let cut = whole.for_ids(requested);
             assert!(cut.attempts[0].cases.len() < report.cases.len(), "{path}");
-            let a = grade(syntax, requested, &whole, Some(&whole));
-            let b = grade(syntax, requested, &whole, Some(&cut));
+            let a = grade(requested, &whole, Some(&whole));
+            let b = grade(requested, &whole, Some(&cut.index(syntax)));
             assert_eq!(
                 format!("{:?}", a.classification),
                 format!("{:?}", b.classification),

@@ -40,17 +40,48 @@ impl Evidence {
         }
     }
 
+    /// Each attempt's report indexed by one id syntax, once, for every reader of this
+    /// evidence (grading each group, listing the tests of files run whole, cutting a stored
+    /// baseline down). Built on demand rather than kept inside, as the evidence's fields are
+    /// open to change and a kept index could go stale.
+    pub fn index(&self, syntax: IdSyntax) -> Indexed<'_> {
+        Indexed {
+            evidence: self,
+            attempts: self
+                .attempts
+                .iter()
+                .map(|r| Index::new(r, syntax))
+                .collect(),
+        }
+    }
+}
+
+/// Evidence with each attempt's report indexed (see [`Evidence::index`]).
+#[derive(Debug)]
+pub struct Indexed<'a> {
+    /// The evidence indexed.
+    pub evidence: &'a Evidence,
+    attempts: Vec<Index<'a>>,
+}
+
+impl<'a> Indexed<'a> {
+    /// Each attempt's index, the first attempt first.
+    pub fn attempts(&self) -> &[Index<'a>] {
+        &self.attempts
+    }
+
     /// Only the test cases that grading these ids can look at: those the ids match, and
     /// pytest's collection errors (which explain a missing id). Grading the requested ids
     /// against it gives what grading against the whole evidence gives, except suggestions for
     /// missing ids, which come from the candidate's run; so a stored baseline's size follows
     /// the graded ids, not the suite.
-    pub fn for_ids(&self, syntax: IdSyntax, requested: Requested<'_>) -> Evidence {
+    pub fn for_ids(&self, requested: Requested<'_>) -> Evidence {
         let attempts = self
+            .evidence
             .attempts
             .iter()
-            .map(|report| {
-                let index = Index::new(report, syntax);
+            .zip(&self.attempts)
+            .map(|(report, index)| {
                 let mut keep: Vec<(usize, usize)> = requested
                     .iter()
                     .flat_map(|(id, _)| index.matches(id))
@@ -74,8 +105,8 @@ impl Evidence {
             .collect();
         Evidence {
             attempts,
-            rejected: self.rejected.clone(),
-            not_run: self.not_run,
+            rejected: self.evidence.rejected.clone(),
+            not_run: self.evidence.not_run,
         }
     }
 }

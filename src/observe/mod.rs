@@ -25,7 +25,7 @@ mod message;
 mod panic;
 pub mod status;
 
-pub use evidence::{Evidence, Group, Requested};
+pub use evidence::{Evidence, Group, Indexed, Requested};
 pub use ids::IdSyntax;
 pub use junit::Report;
 pub use status::{NotRunReason, Observation, SwebenchView, TestStatus};
