@@ -1,17 +1,25 @@
 //! Reading patches: `git diff` and `git format-patch` output as is, and traditional unified
 //! diffs (`diff -ruN`) rewritten into git's form, since libgit2 parses only the latter.
 
+mod git_form;
+mod lines;
+
 use super::repair;
 use super::wrapper::{Wrapper, unwrap};
+use git_form::to_git_form;
+use lines::FileLines;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A non-empty patch in git's diff format, ready to be applied with git2.
 ///
-/// It holds text rather than a `git2::Diff` because a `Diff` cannot cross threads.
+/// It holds text rather than a `git2::Diff` because a `Diff` cannot cross threads; what its
+/// readers ask of its lines is read once, when it is parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Patch {
     text: Vec<u8>,
     files: Vec<String>,
+    /// Each file's hunks, line by line.
+    lines: Vec<FileLines>,
     /// The first absolute path the headers name. libgit2 reads `b//etc/x` as `etc/x`, so this
     /// is seen here, in the text, and refused when the patch is applied.
     absolute: Option<String>,
@@ -76,6 +84,7 @@ impl Patch {
             return Err(PatchError::NoFileChanges);
         }
         Ok(Some(Patch {
+            lines: lines::read(&diff),
             absolute: absolute_path(&text),
             text,
             files: files.into_iter().collect(),
@@ -136,86 +145,14 @@ impl Patch {
 
     /// Per file it changes: the 1-based lines it removes (old side) and adds (new side).
     pub fn changed_lines(&self) -> Vec<(String, Vec<usize>, Vec<usize>)> {
-        let Ok(diff) = self.diff() else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for i in 0..diff.deltas().len() {
-            let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i) else {
-                continue;
-            };
-            let delta = patch.delta();
-            let Some(path) = delta.new_file().path().or(delta.old_file().path()) else {
-                continue;
-            };
-            let (mut removed, mut added) = (Vec::new(), Vec::new());
-            for h in 0..patch.num_hunks() {
-                for l in 0..patch.num_lines_in_hunk(h).unwrap_or(0) {
-                    let Ok(line) = patch.line_in_hunk(h, l) else {
-                        continue;
-                    };
-                    match line.origin() {
-                        '-' => removed.extend(line.old_lineno().map(|n| n as usize)),
-                        '+' => added.extend(line.new_lineno().map(|n| n as usize)),
-                        _ => {}
-                    }
-                }
-            }
-            out.push((path.to_string_lossy().into_owned(), removed, added));
-        }
-        out
+        lines::changed(&self.lines)
     }
 
     /// Per file of the base it changes, the base's lines it changes or removes, and around
     /// each insertion the base lines on either side of it: the lines whose tests the change
     /// concerns. Files the patch creates have none.
     pub fn touched_base_lines(&self) -> BTreeMap<String, BTreeSet<u32>> {
-        let mut out: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
-        let Ok(diff) = self.diff() else {
-            return out;
-        };
-        for i in 0..diff.deltas().len() {
-            let Ok(Some(patch)) = git2::Patch::from_diff(&diff, i) else {
-                continue;
-            };
-            let Some(path) = patch
-                .delta()
-                .old_file()
-                .path()
-                .map(|p| p.to_string_lossy().into_owned())
-            else {
-                continue;
-            };
-            let lines = out.entry(path).or_default();
-            for h in 0..patch.num_hunks() {
-                // The last base line seen; whether added lines replace removed ones (their
-                // lines are marked already), or insert, which marks the next base line too.
-                let mut last: Option<u32> = None;
-                let (mut replacing, mut inserted) = (false, false);
-                for l in 0..patch.num_lines_in_hunk(h).unwrap_or(0) {
-                    let Ok(line) = patch.line_in_hunk(h, l) else {
-                        continue;
-                    };
-                    match (line.origin(), line.old_lineno()) {
-                        ('+', _) if !replacing => {
-                            lines.extend(last);
-                            inserted = true;
-                        }
-                        ('+', _) => {}
-                        (origin, Some(n)) => {
-                            replacing = origin == '-';
-                            if replacing || std::mem::take(&mut inserted) {
-                                lines.insert(n);
-                            }
-                            last = Some(n);
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-        out.retain(|_, lines| !lines.is_empty());
-        out
+        lines::touched_base(&self.lines)
     }
 
     /// The part of the patch that touches only these paths (each file's section whole),
@@ -291,148 +228,9 @@ fn absolute_path(text: &[u8]) -> Option<String> {
     None
 }
 
-/// Rewrite a traditional unified diff (`--- old\t<time>` / `+++ new\t<time>` / hunks) into
-/// git's form: `diff --git` headers, `a/`/`b/` prefixes, `/dev/null` for created and deleted
-/// files. Junk between file sections (`diff -ruN …`, `Only in …`, `Index:`) is dropped.
-// Long because it is one line-by-line state machine over file headers and hunks.
-fn to_git_form(bytes: &[u8]) -> Result<Vec<u8>, PatchError> {
-    let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let (Some(old), Some(new)) = (
-            lines[i].strip_prefix("--- "),
-            lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")),
-        ) else {
-            i += 1;
-            continue;
-        };
-        let old = HeaderPath::parse(old);
-        let new = HeaderPath::parse(new);
-        i += 2;
-        let mut hunks = String::new();
-        let (mut all_old_empty, mut all_new_empty, mut any) = (true, true, false);
-        while let Some(header) = lines.get(i).filter(|l| l.starts_with("@@ ")) {
-            let (old_len, new_len) = hunk_lengths(header)
-                .ok_or_else(|| PatchError::BadHunkHeader(header.to_string()))?;
-            any = true;
-            all_old_empty &= old_len == 0;
-            all_new_empty &= new_len == 0;
-            hunks.push_str(header);
-            hunks.push('\n');
-            i += 1;
-            let (mut left_old, mut left_new) = (old_len, new_len);
-            while left_old > 0 || left_new > 0 {
-                let Some(line) = lines.get(i) else {
-                    return Err(PatchError::HunkCutShort(header.to_string()));
-                };
-                match line.as_bytes().first() {
-                    // Editors strip the space of blank context lines; put it back.
-                    None => {
-                        hunks.push(' ');
-                        left_old = left_old.saturating_sub(1);
-                        left_new = left_new.saturating_sub(1);
-                    }
-                    Some(b' ') => {
-                        left_old = left_old.saturating_sub(1);
-                        left_new = left_new.saturating_sub(1);
-                    }
-                    Some(b'-') => left_old = left_old.saturating_sub(1),
-                    Some(b'+') => left_new = left_new.saturating_sub(1),
-                    Some(b'\\') => {}
-                    _ => return Err(PatchError::HunkCutShort(header.to_string())),
-                }
-                hunks.push_str(line);
-                hunks.push('\n');
-                i += 1;
-            }
-            if let Some(marker) = lines.get(i).filter(|l| l.starts_with('\\')) {
-                hunks.push_str(marker);
-                hunks.push('\n');
-                i += 1;
-            }
-        }
-        if !any {
-            continue;
-        }
-        let created = old.is_null() || (old.epoch && all_old_empty);
-        let deleted = new.is_null() || (new.epoch && all_new_empty);
-        let path = if deleted {
-            old.stripped()
-        } else {
-            new.stripped()
-        };
-        out.push_str(&format!("diff --git a/{path} b/{path}\n"));
-        if created {
-            out.push_str(&format!(
-                "new file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-            ));
-        } else if deleted {
-            out.push_str(&format!(
-                "deleted file mode 100644\n--- a/{path}\n+++ /dev/null\n"
-            ));
-        } else {
-            out.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
-        }
-        out.push_str(&hunks);
-    }
-    if out.is_empty() {
-        return Err(PatchError::NoHeaders);
-    }
-    Ok(out.into_bytes())
-}
-
-/// The path of a `---`/`+++` header line, and whether its timestamp is the epoch that
-/// `diff -N` writes for a file that does not exist on that side.
-struct HeaderPath<'a> {
-    path: &'a str,
-    epoch: bool,
-}
-
-impl<'a> HeaderPath<'a> {
-    fn parse(rest: &'a str) -> HeaderPath<'a> {
-        let (path, stamp) = rest.split_once('\t').unwrap_or((rest, ""));
-        let stamp = stamp.trim_start();
-        HeaderPath {
-            path: path.trim_end(),
-            // The epoch printed in the local zone: 1970-01-01, or 1969-12-31 west of UTC.
-            epoch: stamp.starts_with("1970-01-01") || stamp.starts_with("1969-12-31"),
-        }
-    }
-
-    fn is_null(&self) -> bool {
-        self.path == "/dev/null"
-    }
-
-    /// The path with its first component removed (`patch -p1`), as `diff -ruN a b` names it.
-    /// An absolute path stays absolute, so that applying refuses it rather than quietly
-    /// writing it somewhere inside the checkout.
-    fn stripped(&self) -> &'a str {
-        if self.path.starts_with('/') {
-            return self.path;
-        }
-        self.path
-            .split_once('/')
-            .map_or(self.path, |(_, rest)| rest)
-    }
-}
-
-/// Old and new line counts of a hunk header `@@ -a[,b] +c[,d] @@`.
-fn hunk_lengths(header: &str) -> Option<(usize, usize)> {
-    let mut parts = header.split_whitespace().skip(1);
-    let len = |range: &str, sign: char| -> Option<usize> {
-        let range = range.strip_prefix(sign)?;
-        match range.split_once(',') {
-            Some((_, n)) => n.parse().ok(),
-            None => range.parse::<usize>().ok().map(|_| 1),
-        }
-    };
-    Some((len(parts.next()?, '-')?, len(parts.next()?, '+')?))
-}
-
 #[cfg(test)]
 mod tests {
+    use super::git_form::hunk_lengths;
     use super::*;
 
     #[test]
