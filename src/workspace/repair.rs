@@ -11,7 +11,8 @@
 //! - Hunk headers whose line counts do not match their lines (models miscount): counted
 //!   again, as `git apply --recount` does, but only where the counts given do not end the
 //!   hunk at a boundary; counts that do are kept, so a content line that looks like a header
-//!   is never taken for one, and a hunk cut short by the end of the patch stays an error.
+//!   is never taken for one, and a hunk cut short by the end of the patch stays an error. An
+//!   empty line between a hunk whose counts are met and the next file is a separator.
 
 /// Split a git-form patch into its file sections (from one `diff --git` line to the next);
 /// what comes before the first is the first element's head, kept as it is.
@@ -184,6 +185,17 @@ fn boundary(lines: &[&str], i: usize) -> bool {
     }
 }
 
+/// Whether this line, after any empty lines, ends a hunk: an empty line between a hunk whose
+/// counts are met and the next file is a separator (`git apply` and `patch` skip it), not a
+/// blank context line its header forgot (models write such patches: counted again, a new
+/// file's `@@ -0,0` would become a change of a file that is not there).
+fn boundary_after_blanks(lines: &[&str], mut i: usize) -> bool {
+    while lines.get(i).is_some_and(|l| l.is_empty()) {
+        i += 1;
+    }
+    boundary(lines, i)
+}
+
 /// The patch undone: what `patch -R` applies. Only to ask whether a patch that does not
 /// apply is already applied; `None` for a binary patch, which this cannot turn around.
 pub(super) fn reversed(text: &[u8]) -> Option<Vec<u8>> {
@@ -295,7 +307,7 @@ pub(super) fn recount(text: &[u8]) -> Option<Vec<u8>> {
             i += 1;
             continue;
         };
-        if consumed(&lines, i + 1, b, d).is_some_and(|end| boundary(&lines, end)) {
+        if consumed(&lines, i + 1, b, d).is_some_and(|end| boundary_after_blanks(&lines, end)) {
             out.push_str(lines[i]);
             out.push('\n');
             i += 1;
@@ -372,6 +384,20 @@ mod tests {
         let short = b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n-- \n2.47.3\n";
         let fixed = String::from_utf8(recount(short).unwrap()).unwrap();
         assert!(fixed.contains("@@ -1,1 +1,2 @@\n"), "{fixed}");
+    }
+
+    #[test]
+    fn an_empty_line_between_a_full_hunk_and_the_next_file_is_a_separator() {
+        // A new file's hunk whose counts are met, an empty line, the next file: counts kept
+        // (counted again, the empty line would be context and `-0,0` would become `-0,1`).
+        let text = b"--- a/d/new.md\n+++ b/d/new.md\n@@ -0,0 +1,2 @@\n+a\n+b\n\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n\n\n";
+        assert!(recount(text).is_none());
+        let git = b"diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+n\n\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        assert!(recount(git).is_none());
+        // An empty line followed by more of the hunk is one of its lines: counted again.
+        let inside = b"--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n\n c\n";
+        let fixed = String::from_utf8(recount(inside).unwrap()).unwrap();
+        assert!(fixed.contains("@@ -1,4 +1,4 @@\n"), "{fixed}");
     }
 
     #[test]

@@ -542,6 +542,26 @@ fn prediction_shapes_git_apply_takes_apply_the_same_way() {
     }
 }
 
+/// Real predictions (moatless-tools' 2024-11-17 run, `fixtures/predictions/`) that add files
+/// under directories the base lacks, each written as a change from line 0 and followed by an
+/// empty line before the next file: SWE-bench's chain applies them, and `check` makes the
+/// same tree (it once counted the empty line into the hunk and refused the file as missing).
+#[test]
+fn real_predictions_adding_files_under_new_directories_apply_as_swebench_applies_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/predictions/moatless-20241117");
+    for name in ["mwaskom__seaborn-2848.diff", "pylint-dev__pylint-7228.diff"] {
+        let f = base_repo(&[("pkg/core.py", "def f():\n    return 1\n", false)]);
+        let patch = dir.join(name);
+        let expected = git_apply_tree(&f, &patch);
+        let before = f.snapshot();
+        let (v, work) = check(&f, &patch, &[]);
+        assert_eq!(v["outcome"], "no-breakage", "{name}: {v:#}");
+        assert!(work.len() > 2, "{name}: {work:?}");
+        assert_eq!(work, expected, "{name}");
+        f.assert_untouched(&before);
+    }
+}
+
 /// `Binary files … differ` beside text edits (4 of 1,024): the text applies, the binary
 /// entry is named in a warning, and nothing is written for it.
 #[test]

@@ -290,6 +290,26 @@ mod tests {
         );
     }
 
+    /// A real prediction (moatless-tools' 2024-11-17 run on sympy__sympy-13915): a new test
+    /// file written as a change from line 0, then an empty line before the next file. It
+    /// stays a file made from nothing, which becomes a creation where the tree lacks it.
+    #[test]
+    fn a_new_file_before_an_empty_separator_line_stays_a_creation() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/predictions/moatless-20241117");
+        let text = std::fs::read(dir.join("sympy__sympy-13915.diff")).unwrap();
+        let patch = Patch::parse(&text).unwrap().unwrap();
+        assert!(!patch.recounted());
+        let new = "sympy/core/tests/test_undefined_substitution.py";
+        assert_eq!(patch.files(), ["sympy/core/basic.py", new]);
+        let created = patch.with_creations(|p| p != new).unwrap();
+        let diff = created.diff().unwrap();
+        let delta = diff
+            .deltas()
+            .find(|d| d.new_file().path() == Some(new.as_ref()));
+        assert_eq!(delta.map(|d| d.status()), Some(git2::Delta::Added));
+    }
+
     #[test]
     fn blank_context_lines_without_space_are_repaired() {
         let p = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n\n-b\n+B\n";
