@@ -170,15 +170,7 @@ impl Checkout {
             dir: workdir.to_path_buf(),
             reason,
         };
-        let repo = Repository::init(workdir).map_err(|e| fail(e.message().to_string()))?;
-        let alternates = repo.path().join("objects").join("info").join("alternates");
-        let objects = fs::canonicalize(&source.objects_dir)
-            .map_err(|e| fail(format!("{}: {e}", source.objects_dir.display())))?;
-        fs::create_dir_all(alternates.parent().unwrap_or(workdir))
-            .and_then(|()| fs::write(&alternates, format!("{}\n", objects.display())))
-            .map_err(|e| fail(format!("{}: {e}", alternates.display())))?;
-        // Reopen so the object database sees the alternate.
-        let repo = Repository::open(workdir).map_err(|e| fail(e.message().to_string()))?;
+        let repo = init(source, workdir, None)?;
         {
             let commit = repo
                 .find_commit(source.commit)
@@ -198,10 +190,24 @@ impl Checkout {
     }
 
     /// Record the paths patches touch in `record` (a file outside the work tree), so that
-    /// [`Checkout::reuse`] can put them back.
-    pub fn recorded(mut self, record: PathBuf) -> Checkout {
+    /// [`Checkout::reuse`] can put them back; and keep the index, now that only patchgrade
+    /// has written it, beside it ([`trusted_index`]).
+    pub fn recorded(mut self, record: PathBuf) -> Result<Checkout, CheckoutError> {
+        self.keep_index(&record)?;
         self.record = Some(record);
-        self
+        Ok(self)
+    }
+
+    /// Copy the index, at a trusted moment (right after a checkout, before any command), to
+    /// where [`Checkout::reuse`] takes it from.
+    fn keep_index(&self, record: &Path) -> Result<(), CheckoutError> {
+        let kept = trusted_index(record);
+        fs::copy(self.repo.path().join("index"), &kept)
+            .map(|_| ())
+            .map_err(|e| CheckoutError {
+                dir: self.workdir.clone(),
+                reason: format!("keeping the index at {}: {e}", kept.display()),
+            })
     }
 
     /// Reset an earlier checkout of the same repository in `workdir` to the base commit, for
@@ -210,6 +216,12 @@ impl Checkout {
     /// forced checkout rewrites the files that differ and removes untracked files. Ignored
     /// ones (build output, `node_modules`, `__pycache__`) are left for the caller, which puts
     /// them back as they were at a trusted moment ([`super::snapshot::Snapshot::restore`]).
+    ///
+    /// Nothing of the slot's `.git` is trusted, as the last run's commands could write it:
+    /// its config's `core.worktree` would send the checkout below into any directory (the
+    /// user's repository), a `.git` link would open another repository, its index could hide
+    /// a file they changed, its `info/` change how files are written. It is made again as
+    /// [`Checkout::create`] makes it, with the index kept at the last trusted moment.
     pub fn reuse(
         source: &Source,
         workdir: &Path,
@@ -219,7 +231,21 @@ impl Checkout {
             dir: workdir.to_path_buf(),
             reason,
         };
-        let repo = Repository::open(workdir).map_err(|e| fail(e.message().to_string()))?;
+        let git = workdir.join(".git");
+        // patchgrade's own build output in `.git` (Go's cache) is ignored output, which the
+        // caller's snapshot checks as the rest: moved aside (a real directory only, never
+        // a link) and back into the new `.git`, not rebuilt.
+        let own = git.join("patchgrade");
+        let aside = record.with_extension("own");
+        remove(&aside).map_err(|e| fail(format!("{}: {e}", aside.display())))?;
+        let keep_own = fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir())
+            && fs::symlink_metadata(&own).is_ok_and(|m| m.is_dir())
+            && fs::rename(&own, &aside).is_ok();
+        remove(&git).map_err(|e| fail(format!("{}: {e}", git.display())))?;
+        let repo = init(source, workdir, Some(&trusted_index(record)))?;
+        if keep_own {
+            fs::rename(&aside, &own).map_err(|e| fail(format!("{}: {e}", own.display())))?;
+        }
         let checkout = Checkout {
             repo,
             workdir: workdir.to_path_buf(),
@@ -253,6 +279,7 @@ impl Checkout {
                 .and_then(|()| checkout.repo.set_head_detached(commit.id()))
                 .map_err(|e| fail(e.message().to_string()))?;
         }
+        checkout.keep_index(record)?;
         match fs::remove_file(&touched) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(fail(format!("{}: {e}", touched.display())))
@@ -699,4 +726,108 @@ fn write_entry(path: &Path, content: &[u8], mode: i32) -> std::io::Result<()> {
     fs::write(path, content)?;
     let perm = if mode == 0o100755 { 0o755 } else { 0o644 };
     fs::set_permissions(path, fs::Permissions::from_mode(perm))
+}
+/// Remove a path whatever it is, never following a link (`remove_dir_all` does not follow
+/// those inside it either); nothing there is fine.
+fn remove(path: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Where a pooled checkout's index is kept between uses, beside its record of touched paths
+/// (out of its commands' reach).
+fn trusted_index(record: &Path) -> PathBuf {
+    record.with_extension("index")
+}
+
+/// A new repository in `workdir` that borrows the source's objects, with `index` copied in
+/// when given and present (a pooled checkout's, kept at its last trusted moment: the
+/// checkout then rewrites only the files that differ from it).
+fn init(
+    source: &Source,
+    workdir: &Path,
+    index: Option<&Path>,
+) -> Result<Repository, CheckoutError> {
+    let fail = |reason: String| CheckoutError {
+        dir: workdir.to_path_buf(),
+        reason,
+    };
+    let repo = Repository::init(workdir).map_err(|e| fail(e.message().to_string()))?;
+    let alternates = repo.path().join("objects").join("info").join("alternates");
+    let objects = fs::canonicalize(&source.objects_dir)
+        .map_err(|e| fail(format!("{}: {e}", source.objects_dir.display())))?;
+    fs::create_dir_all(alternates.parent().unwrap_or(workdir))
+        .and_then(|()| fs::write(&alternates, format!("{}\n", objects.display())))
+        .map_err(|e| fail(format!("{}: {e}", alternates.display())))?;
+    if let Some(index) = index {
+        match fs::copy(index, repo.path().join("index")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(fail(format!("{}: {e}", index.display())));
+            }
+            _ => {}
+        }
+    }
+    // Reopen so the object database sees the alternate.
+    Repository::open(workdir).map_err(|e| fail(e.message().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?}");
+    }
+
+    /// What a run left in the slot's `.git` is gone at reuse (its config, its index), but
+    /// patchgrade's own build output there is kept for the snapshot to check.
+    #[test]
+    fn reuse_makes_git_again_and_keeps_patchgrades_own_output() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        fs::create_dir_all(&repo).unwrap();
+        fs::write(repo.join("a.txt"), "base\n").unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", "base"]);
+        let source = Source::resolve(&repo, "HEAD").unwrap();
+        let slot = tmp.path().join("slot-0");
+        let record = tmp.path().join("slot-0.touched");
+        let made = Checkout::create(&source, &slot).unwrap();
+        let _ = made.recorded(record.clone()).unwrap();
+        assert!(trusted_index(&record).is_file());
+        // What a run's commands could do there.
+        let elsewhere = tmp.path().join("elsewhere");
+        fs::create_dir_all(&elsewhere).unwrap();
+        git(
+            &slot,
+            &["config", "core.worktree", elsewhere.to_str().unwrap()],
+        );
+        fs::write(slot.join(".git/info/attributes"), "* ident\n").unwrap();
+        let cache = slot.join(".git/patchgrade/go-build");
+        fs::create_dir_all(&cache).unwrap();
+        fs::write(cache.join("entry"), "built\n").unwrap();
+        fs::write(slot.join("a.txt"), "changed\n").unwrap();
+        let reused = Checkout::reuse(&source, &slot, &record).unwrap();
+        assert_eq!(reused.repo.workdir(), Some(slot.join("").as_path()));
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+        assert_eq!(fs::read_to_string(slot.join("a.txt")).unwrap(), "base\n");
+        let config = fs::read_to_string(slot.join(".git/config")).unwrap();
+        assert!(!config.contains("worktree"), "{config}");
+        assert!(!slot.join(".git/info/attributes").exists());
+        assert_eq!(fs::read_to_string(cache.join("entry")).unwrap(), "built\n");
+        assert!(!record.with_extension("own").exists());
+    }
 }

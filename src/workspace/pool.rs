@@ -8,6 +8,8 @@
 //! DIR/<repository>/slot-<n>/          a checkout (its own `.git`, borrowing the repository's objects)
 //! DIR/<repository>/slot-<n>.lock      held (flock) by the run using the slot
 //! DIR/<repository>/slot-<n>.touched   the paths patches touched there, NUL-separated
+//! DIR/<repository>/slot-<n>.index     its git index at its last trusted moment (its `.git` is
+//!                                     made again at each use: the commands could write it)
 //! DIR/<repository>/slot-<n>.setup     the setup that ran there once (`--setup-once`), by key
 //! DIR/<repository>/slot-<n>.snapshot/ its ignored output at its last trusted moment ([`Snapshot`])
 //! ```
@@ -140,7 +142,7 @@ impl WorkdirPool {
             }
             // A new slot starts with no records: what an old one touched, and what its setup
             // installed, are gone with it.
-            for old in [&record, &lease.setup] {
+            for old in [&record, &lease.setup, &record.with_extension("index")] {
                 match fs::remove_file(old) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(old, e)),
                     _ => {}
@@ -153,7 +155,7 @@ impl WorkdirPool {
             lease.snapshot.remove().map_err(snapshot_failed)?;
             let checkout = Checkout::create(source, &slot)?;
             lease.snapshot.empty().map_err(snapshot_failed)?;
-            return Ok((checkout.recorded(record), lease));
+            return Ok((checkout.recorded(record)?, lease));
         }
     }
 }

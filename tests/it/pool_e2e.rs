@@ -550,6 +550,24 @@ fn a_slot_is_not_reused_while_processes_of_a_killed_run_live() {
     }
 }
 
+/// A test command that reports one passing test.
+const REPORT: &str =
+    "printf '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {junit}";
+
+/// The verdict of `check` of `patch` in the pool, with no cache and no baseline, and `cmd`
+/// as the test command.
+fn pooled(f: &Fixture, patch: &Path, pool: &Path, cmd: &str) -> Value {
+    let out = f
+        .command(
+            &CheckArgs::single_test(patch, cmd)
+                .args(&["--no-cache", "--baseline", "skip"])
+                .flag("--workdir-pool", pool),
+        )
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn a_reset_never_writes_through_a_link_a_test_put_in_place_of_the_tree() {
     // A test replaces the tracked directory `pkg` and the tracked file `b.txt` with links to
@@ -561,23 +579,12 @@ fn a_reset_never_writes_through_a_link_a_test_put_in_place_of_the_tree() {
     let f = Fixture::with_files(&[("pkg/a.txt", "base\n"), ("b.txt", "base\n")]);
     let patch = f.diff_of("p.diff", &[("c.txt", "c\n")]);
     let pool = f.scratch.join("pool");
-    let report = "printf '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {junit}";
-    let run = |cmd: &str| -> Value {
-        let out = f
-            .command(
-                &CheckArgs::single_test(&patch, cmd)
-                    .args(&["--no-cache", "--baseline", "skip"])
-                    .flag("--workdir-pool", &pool),
-            )
-            .output()
-            .unwrap();
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let run = |cmd: &str| pooled(&f, &patch, &pool, cmd);
     let o = outside.path().display();
-    let vandal = format!("rm -rf pkg b.txt && ln -s {o} pkg && ln -s {o}/b.txt b.txt; {report}");
+    let vandal = format!("rm -rf pkg b.txt && ln -s {o} pkg && ln -s {o}/b.txt b.txt; {REPORT}");
     assert_eq!(run(&vandal)["outcome"], "no-breakage");
     let check = format!(
-        "test -d pkg -a ! -L pkg -a ! -L b.txt && grep -q base pkg/a.txt b.txt && {report}"
+        "test -d pkg -a ! -L pkg -a ! -L b.txt && grep -q base pkg/a.txt b.txt && {REPORT}"
     );
     let v = run(&check);
     assert_eq!(
@@ -590,6 +597,49 @@ fn a_reset_never_writes_through_a_link_a_test_put_in_place_of_the_tree() {
             "outside\n",
             "{file} outside the checkout was written"
         );
+    }
+}
+
+/// A run's commands can write the slot's `.git`: a `core.worktree` there, or a `.git` link to
+/// another repository, would send the next reset's forced checkout (which removes untracked
+/// files) into that directory. The next use makes `.git` again: nothing outside the slot is
+/// written, and the slot is the base's.
+#[test]
+fn a_slot_git_a_test_rewrote_never_sends_the_reset_elsewhere() {
+    let f = Fixture::with_files(&[("b.txt", "base\n")]);
+    let patch = f.diff_of("p.diff", &[("c.txt", "c\n")]);
+    let victim = tempfile::tempdir().unwrap();
+    std::fs::write(victim.path().join("precious.txt"), "mine\n").unwrap();
+    let v = victim.path().display();
+    let repo_git = f.repo.join(".git");
+    let attacks = [
+        format!("git config core.worktree {v}; {REPORT}"),
+        format!(
+            "rm -rf .git && printf 'gitdir: {}\\n' > .git; {REPORT}",
+            repo_git.display()
+        ),
+    ];
+    for attack in attacks {
+        let pool = f.scratch.join(format!("pool-{}", attack.len()));
+        let run = |cmd: &str| pooled(&f, &patch, &pool, cmd);
+        let before = f.snapshot();
+        assert_eq!(run(&attack)["outcome"], "no-breakage", "{attack}");
+        let check = format!("grep -q base b.txt && {REPORT}");
+        let v = run(&check);
+        assert_eq!(v["outcome"], "no-breakage", "{attack}: {v:#}");
+        let left: Vec<_> = std::fs::read_dir(victim.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["precious.txt"], "{attack}: the victim was written");
+        assert_eq!(
+            std::fs::read_to_string(victim.path().join("precious.txt")).unwrap(),
+            "mine\n"
+        );
+        f.assert_untouched(&before);
+        let slot = &slots(&pool)[0];
+        assert!(slot.join(".git").is_dir() && !slot.join(".git").is_symlink());
     }
 }
 
