@@ -63,10 +63,11 @@ pub(crate) struct Entry {
 }
 
 impl BaselineCache {
-    /// A cache in `dir` (created on first store).
+    /// A cache in `dir` (created on first store), made absolute: the sandbox hides it by its
+    /// path, and a relative one would name a directory of the sandbox's own.
     pub fn new(dir: impl Into<PathBuf>) -> BaselineCache {
         BaselineCache {
-            dir: dir.into(),
+            dir: absolute(dir.into()),
             locks: Mutex::new(HashMap::new()),
             versions: Mutex::new(HashMap::new()),
         }
@@ -78,7 +79,7 @@ impl BaselineCache {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
-        Some(base.join("patchgrade"))
+        Some(absolute(base.join("patchgrade")))
     }
 
     /// Where the entries live.
@@ -162,6 +163,12 @@ impl BaselineCache {
         bytes.extend(json);
         crate::util::atomic::write(&path, &bytes)
     }
+}
+
+/// `dir` from the root (relative to the working directory); as it is where it has no absolute
+/// form (empty).
+fn absolute(dir: PathBuf) -> PathBuf {
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 #[cfg(test)]

@@ -202,23 +202,28 @@ impl Cgroup {
     /// group), and wait, bounded, until they are empty.
     pub async fn empty(&self) {
         for _ in 0..100 {
-            let mut any = false;
-            for (_, dir) in &self.dirs {
-                let pids = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-                for pid in pids.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
-                    any = true;
-                    let _ = nix::sys::signal::kill(
-                        nix::unistd::Pid::from_raw(pid),
-                        nix::sys::signal::Signal::SIGKILL,
-                    );
-                }
-            }
-            if !any {
+            if !kill_left(&self.dirs) {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
+}
+
+/// SIGKILL every process still in these groups; whether there was any.
+fn kill_left(dirs: &[(Controller, PathBuf)]) -> bool {
+    let mut any = false;
+    for (_, dir) in dirs {
+        let pids = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in pids.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+            any = true;
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+    any
 }
 
 impl Cgroup {
@@ -248,6 +253,17 @@ impl Drop for Cgroup {
         let dirs = std::mem::take(&mut self.dirs);
         if dirs.is_empty() {
             return;
+        }
+        // A cancelled run (Ctrl-C, a dropped future): what is left in the groups dies now, and
+        // is waited for (bounded), the processes of a sandbox's own PID namespace too, which
+        // left the command's process group: killing that group only ends them once the
+        // kernel tears the namespace down, which a loaded machine was seen to finish after
+        // patchgrade had exited.
+        for _ in 0..200 {
+            if !kill_left(&dirs) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         // Not removed in order (a cancelled run): the kernel refuses while a killed process
         // is torn down, so a thread tries for a while. What it cannot remove, the next run's

@@ -72,9 +72,13 @@ impl Lease {
 }
 
 impl WorkdirPool {
-    /// A pool in `dir` (created on first use).
+    /// A pool in `dir` (created on first use), made absolute: the sandbox hides it by its
+    /// path, and a relative one would name a directory of the sandbox's own.
     pub fn new(dir: impl Into<PathBuf>) -> WorkdirPool {
-        WorkdirPool { dir: dir.into() }
+        let dir = dir.into();
+        WorkdirPool {
+            dir: std::path::absolute(&dir).unwrap_or(dir),
+        }
     }
 
     /// Where the slots live.

@@ -2,7 +2,7 @@
 //! real git, real pytest) with predictions covering every outcome, then `report`, `compare`
 //! and `merge` checked against numbers computed by hand.
 
-use crate::setup::{CheckArgs, Fixture, example, helper_json, processes_with};
+use crate::setup::{CheckArgs, Fixture, example, helper_json, processes_with, require_bwrap, skip};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -628,6 +628,33 @@ fn check_reads_the_baseline_from_the_cache_when_the_task_is_the_same() {
     // Other ids are another baseline.
     let fourth = check("resolved", &P2P[..2]);
     assert_eq!(fourth["runs"]["baseline"].get("cached"), None);
+}
+
+/// A cache and a pool named relative to the working directory work in the sandbox and are
+/// hidden from it as any other: bwrap was once handed `--tmpfs cache`, a directory of its own
+/// read-only root, and every baseline ended `error` (seen grading SWE-bench with
+/// `--cache-dir cache`).
+#[test]
+fn a_relative_cache_and_pool_are_hidden_and_work() {
+    if !require_bwrap() {
+        return skip("bwrap is not installed");
+    }
+    let f = Fixture::calc();
+    let check = || {
+        let args = CheckArgs::calc("regression")
+            .flag("--sandbox", "bwrap")
+            .flag("--cache-dir", "../scratch/rel-cache")
+            .flag("--workdir-pool", "../scratch/rel-pool");
+        f.run(&args).json()
+    };
+    let first = check();
+    assert_eq!(first["outcome"], "regression", "{first:#}");
+    assert!(f.scratch.join("rel-cache").is_dir() && f.scratch.join("rel-pool").is_dir());
+    let second = check();
+    assert_eq!(
+        (&second["outcome"], &second["runs"]["baseline"]["cached"]),
+        (&json!("regression"), &json!(true))
+    );
 }
 
 /// `check` caches by default in the user's cache directory; `--no-cache` runs the baseline
