@@ -77,10 +77,12 @@ impl Check {
                 .collect(),
             _ => Vec::new(),
         };
+        let memo = self.settings.cache.as_ref().map(|c| c.dir().join("probes"));
         let sandbox = Sandbox::resolve(
             self.settings.sandbox,
             self.settings.image.as_deref(),
             self.settings.image_workdir.as_deref(),
+            memo.as_deref(),
         )?;
         let shown = self
             .settings

@@ -668,3 +668,58 @@ fn control_groups() -> bool {
     let _ = std::fs::remove_dir(&probe);
     made
 }
+
+/// The names of the probes remembered in `cache`.
+fn remembered_probes(cache: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(cache.join("probes"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A bwrap that worked is remembered in the cache, so a later process skips its probe; by
+/// what its success depends on: another bwrap first on `PATH` (here one that cannot start) is
+/// probed, not trusted, and its failure is said and never remembered.
+#[test]
+fn a_remembered_bwrap_probe_holds_for_that_bwrap_only() {
+    if !require_bwrap() {
+        return;
+    }
+    let f = Fixture::calc();
+    let cache = f.scratch.join("cache");
+    let args = CheckArgs::calc("resolved")
+        .flag("--sandbox", "bwrap")
+        .flag("--cache-dir", &cache);
+    assert_eq!(f.run(&args).outcome(), "resolved");
+    let remembered = remembered_probes(&cache);
+    assert_eq!(remembered.len(), 1, "{remembered:?}");
+    assert!(remembered[0].starts_with("bwrap-"), "{remembered:?}");
+    // The same machine, the same bwrap: remembered, and still graded in bwrap.
+    let again = f.run(&args).json();
+    assert_eq!(again["isolation"]["sandbox"], "bwrap", "{again:#}");
+    let bin = f.scratch.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("bwrap");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: no user namespaces here' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let broken = f.run_with_env(&args, &[("PATH", path.as_os_str())]);
+    assert_ne!(broken.code, 0, "{}", broken.stdout);
+    assert!(
+        broken.stderr.contains("no user namespaces here"),
+        "{}",
+        broken.stderr
+    );
+    assert_eq!(remembered_probes(&cache), remembered);
+}

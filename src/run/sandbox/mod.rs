@@ -167,11 +167,14 @@ impl Sandbox {
         self.backend().tools_on_host()
     }
 
-    /// Resolve the user's choice: check that it works here, and find the image.
+    /// Resolve the user's choice: check that it works here, and find the image. `memo`: where
+    /// a probe that succeeded may be remembered for later processes (a directory of the
+    /// cache; `None`: probe in every process).
     pub fn resolve(
         choice: SandboxChoice,
         image: Option<&str>,
         image_workdir: Option<&Path>,
+        memo: Option<&Path>,
     ) -> Result<Sandbox, SandboxError> {
         let workdir = image_workdir.unwrap_or(Path::new(DEFAULT_IMAGE_WORKDIR));
         if !workdir.is_absolute() {
@@ -212,14 +215,14 @@ impl Sandbox {
                 })
             }
             (SandboxChoice::None, None) => Ok(Sandbox::None),
-            (SandboxChoice::Bwrap, None) => match bwrap::available() {
+            (SandboxChoice::Bwrap, None) => match bwrap::available(memo) {
                 Ok(()) => Ok(Sandbox::Bwrap),
                 Err(reason) => Err(SandboxError::Unavailable {
                     sandbox: "bwrap",
                     reason,
                 }),
             },
-            (SandboxChoice::Auto, None) => Ok(match bwrap::available() {
+            (SandboxChoice::Auto, None) => Ok(match bwrap::available(memo) {
                 Ok(()) => Sandbox::Bwrap,
                 Err(_) => Sandbox::None,
             }),
@@ -243,7 +246,7 @@ impl Sandbox {
 
     /// Why `auto` found no sandbox, when it did not: for the `unsandboxed` warning.
     pub fn why_bwrap_is_unavailable() -> Option<String> {
-        bwrap::available().err()
+        bwrap::available(None).err()
     }
 }
 

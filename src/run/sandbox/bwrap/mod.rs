@@ -165,11 +165,19 @@ fn workdir_inside(paths: &Paths) -> PathBuf {
     }
 }
 
-/// Whether bwrap runs here, probed once per process.
-pub(super) fn available() -> Result<(), String> {
+/// Whether bwrap runs here, probed once per process; a success is remembered in `memo` (a
+/// directory of the cache) for what it depends on ([`probe_key`]), so that a later process on
+/// the same machine skips the probe: a network namespace alone costs it 10–30 ms, a third of
+/// what a check adds to a sub-second suite. A failure is never remembered: a fix is seen at
+/// once.
+pub(super) fn available(memo: Option<&Path>) -> Result<(), String> {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
     PROBE
         .get_or_init(|| {
+            let remembered = memo.zip(probe_key()).map(|(dir, key)| dir.join(key));
+            if remembered.as_ref().is_some_and(|f| f.is_file()) {
+                return Ok(());
+            }
             let out = std::process::Command::new("bwrap")
                 .args(BASE)
                 .args(["--unshare-net", "--", "true"])
@@ -177,6 +185,13 @@ pub(super) fn available() -> Result<(), String> {
                 .output()
                 .map_err(|e| format!("cannot run bwrap: {e}"))?;
             if out.status.success() {
+                if let Some(file) = remembered {
+                    // Best effort: without it the next process probes again.
+                    let _ = file
+                        .parent()
+                        .map(std::fs::create_dir_all)
+                        .map(|_| std::fs::write(&file, b"ok\n"));
+                }
                 Ok(())
             } else {
                 let err = String::from_utf8_lossy(&out.stderr);
@@ -184,6 +199,47 @@ pub(super) fn available() -> Result<(), String> {
             }
         })
         .clone()
+}
+
+/// The name of a remembered probe: what its success depends on, hashed. The bwrap that
+/// `PATH` finds (its path, inode, size and time), this boot, the user, the namespaces this
+/// process runs in (a container's are others), and the kernel's settings for user
+/// namespaces. `None` where bwrap is not on `PATH`: nothing to remember.
+fn probe_key() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let path = std::env::var_os("PATH")?;
+    let bwrap = std::env::split_paths(&path)
+        .map(|d| d.join("bwrap"))
+        .find(|p| p.is_file())?;
+    let meta = std::fs::metadata(&bwrap).ok()?;
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let link = |p: &str| {
+        std::fs::read_link(p)
+            .map(|l| l.display().to_string())
+            .unwrap_or_default()
+    };
+    let parts = [
+        bwrap.display().to_string(),
+        format!(
+            "{} {} {} {}",
+            meta.dev(),
+            meta.ino(),
+            meta.size(),
+            meta.mtime_nsec() + meta.mtime() * 1_000_000_000
+        ),
+        read("/proc/sys/kernel/random/boot_id"),
+        nix::unistd::geteuid().to_string(),
+        link("/proc/self/ns/user"),
+        link("/proc/self/ns/mnt"),
+        link("/proc/self/ns/pid"),
+        read("/proc/sys/user/max_user_namespaces"),
+        read("/proc/sys/kernel/unprivileged_userns_clone"),
+        read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
+    ];
+    Some(format!(
+        "bwrap-{}",
+        crate::util::digest::hash(parts.join("\0").as_bytes())
+    ))
 }
 
 /// The command line running `sh script` in the checkout, confined; `writable`: host
