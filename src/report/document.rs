@@ -1,6 +1,7 @@
 //! The documents patchgrade writes and the formats each renders in: one [`render`] for the
 //! command line, the MCP server and library users alike.
 
+use super::bars::{self, Bar};
 use super::error::{RenderError, UnknownFormat};
 use super::{compare, derive, feedback, html, human, junit_out, summary};
 use crate::check::Derived;
@@ -116,6 +117,8 @@ pub enum RunFormat {
     Html,
     /// A JUnit report for CI dashboards: one testsuite per task.
     Junit,
+    /// The outcome distribution as a picture: one stacked bar (SVG).
+    Svg,
 }
 
 impl Document for Run<'_> {
@@ -132,6 +135,14 @@ impl Document for Run<'_> {
             }
             RunFormat::Html => html::report(self.summary, self.verdicts, self.title),
             RunFormat::Junit => junit_out::junit_batch(self.verdicts)?,
+            RunFormat::Svg => {
+                let counts = self.summary.counts.iter();
+                let bar = Bar {
+                    label: self.title.to_string(),
+                    counts: counts.map(|c| (c.outcome, c.count)).collect(),
+                };
+                bars::svg(self.title, &[bar])
+            }
         })
     }
 }
@@ -211,6 +222,38 @@ impl Document for DerivedTask<'_> {
             DeriveFormat::Swebench => derive::swebench_row(d, self.gold)?,
             DeriveFormat::Json => format!("{}\n", serde_json::to_string_pretty(d)?),
             DeriveFormat::Line => derive::line(d),
+        })
+    }
+}
+
+/// Outcome counts of several groups of results (runs, repositories), side by side.
+#[derive(Debug, Clone, Copy)]
+pub struct Distribution<'a> {
+    /// The picture's title.
+    pub title: &'a str,
+    /// What a bar is (the table's first column): `run`, `repository`.
+    pub kind: &'a str,
+    /// One per group, in the order shown.
+    pub bars: &'a [Bar],
+}
+
+/// How a distribution is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DistributionFormat {
+    /// Stacked bars (SVG), a legend below.
+    Svg,
+    /// A table: a row per bar, counts and shares per outcome.
+    Markdown,
+}
+
+impl Document for Distribution<'_> {
+    type Format = DistributionFormat;
+
+    fn render(&self, format: DistributionFormat) -> Result<String, RenderError> {
+        Ok(match format {
+            DistributionFormat::Svg => bars::svg(self.title, self.bars),
+            DistributionFormat::Markdown => bars::markdown(self.kind, self.bars),
         })
     }
 }

@@ -420,7 +420,7 @@ fn details(out: &mut String, verdicts: &[Verdict]) {
 }
 
 /// The colour family of an outcome.
-fn tone(o: Outcome) -> &'static str {
+pub(super) fn tone(o: Outcome) -> &'static str {
     match o {
         Outcome::Resolved | Outcome::NoBreakage => "good",
         Outcome::PartiallyResolved => "fair",
@@ -432,7 +432,7 @@ fn tone(o: Outcome) -> &'static str {
 }
 
 /// Text as HTML: the five characters that mean something there, escaped.
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -200,6 +200,18 @@ fn batch_grades_every_outcome_and_report_counts_them() {
         "{}",
         md.stdout
     );
+    // The picture: one bar of nine segments, each one task of nine, and its legend.
+    let svg = f.run(&["report", out.to_str().unwrap(), "--format", "svg"]);
+    assert!(svg.stdout.starts_with("<svg "), "{}", svg.stdout);
+    for outcome in ["Resolved", "No-Op", "Regression", "Patch Failed", "Error"] {
+        assert!(
+            svg.stdout
+                .contains(&format!("<title>{outcome}: 1 of 9</title>")),
+            "{outcome}: {}",
+            svg.stdout
+        );
+    }
+    assert_eq!(svg.stdout.matches("<rect x=\"").count(), 9 + 9);
     f.assert_untouched(&before);
 }
 

@@ -35,3 +35,4 @@ mod snapshots_e2e;
 mod swebench_e2e;
 mod swebench_runners_e2e;
 mod tamper_e2e;
+mod taxonomy;
