@@ -12,7 +12,7 @@ use crate::run::command::{with_workdir, with_workdir_raw};
 use crate::run::limits::Hit;
 use crate::run::preset::{Fetch, SUPPORT_DIR_VAR, rejected_ids};
 use crate::run::sandbox::Paths;
-use crate::run::{Jail, Limits, Termination, process};
+use crate::run::{Jail, Launcher, Limits, Termination, process};
 use crate::util::time::ms;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -70,6 +70,7 @@ impl Plan {
             }
         };
         let runner = Attempts {
+            ahead: std::sync::Mutex::new(prepared.launcher.lock().ok().and_then(|mut l| l.take())),
             plan: self,
             job,
             dir,
@@ -112,6 +113,12 @@ impl Plan {
             info.duration_ms
         );
         Execution { info, evidence }
+    }
+
+    /// A launcher for a side's first command, to make while its checkout is written: where
+    /// the commands are host processes (a container's engine bounds its own).
+    pub(super) fn launcher(&self) -> Option<Launcher> {
+        Launcher::ahead(self.settings.limits).filter(|_| self.sandbox.tools_on_host())
     }
 
     /// The side's sandbox, open, and the environment its commands get there (with the
@@ -170,6 +177,7 @@ impl Plan {
         })?;
         let job = self.tests_job();
         let runner = Attempts {
+            ahead: std::sync::Mutex::new(prepared.launcher.lock().ok().and_then(|mut l| l.take())),
             plan: self,
             job: &job,
             dir,
@@ -266,6 +274,8 @@ pub(super) struct Attempts<'a> {
     /// A pool slot's lock, held by the commands too (see [`process::Spec::hold_open`]).
     pub(super) hold: Option<std::os::fd::RawFd>,
     pub(super) jail: &'a Jail,
+    /// The first command's launcher, its groups joined while the checkout was made.
+    pub(super) ahead: std::sync::Mutex<Option<Launcher>>,
 }
 
 /// One finished attempt whose report could be read.
@@ -380,7 +390,8 @@ impl Attempts<'_> {
 
     /// Run one command; nothing it started survives it, in the sandbox either.
     async fn run(&self, spec: &process::Spec) -> std::io::Result<process::Finished> {
-        let finished = process::run(spec).await;
+        let ahead = self.ahead.lock().ok().and_then(|mut a| a.take());
+        let finished = process::run_from(spec, ahead).await;
         if !matches!(&finished, Ok(f) if matches!(f.termination, Termination::Exited(_))) {
             self.jail.settle().await;
         }

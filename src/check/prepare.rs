@@ -4,6 +4,7 @@
 use super::Error;
 use super::seeding::{Seeded, Seeding};
 use crate::judge::verdict::{ErrorCause, Steps};
+use crate::run::Launcher;
 use crate::util::time::ms;
 use crate::workspace::pool::Lease;
 use crate::workspace::{
@@ -203,6 +204,9 @@ pub(super) struct Prepared {
     pub(super) steps: Steps,
     /// Whether a `--setup-once` setup ran on the base of this pool slot, for this run.
     pub(super) setup_on_base: bool,
+    /// The first command's control groups, joined while this checkout was made
+    /// ([`Launcher`]); taken by that command.
+    pub(super) launcher: std::sync::Mutex<Option<Launcher>>,
 }
 
 /// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
@@ -238,6 +242,7 @@ pub(super) fn create_checkout(
             ..Steps::default()
         },
         setup_on_base: false,
+        launcher: std::sync::Mutex::new(None),
     };
     log::info!(
         "checkout of {} in {}{}",

@@ -87,10 +87,14 @@ impl Plan {
         let cand = self.candidate_checkout(root, &cand_dir, candidate, seeding.as_ref(), hidden);
         let test_started = std::sync::OnceLock::new();
         let cand_side = async {
+            // Its first command's control groups, joined while the checkout is made: the
+            // kernel makes the first join wait (see `Launcher`).
+            let launcher = self.launcher();
             let prepared = cand.await;
             let _ = test_started.set(Instant::now());
             match prepared {
-                Ok(Candidate::Applied(applied)) => {
+                Ok(Candidate::Applied(mut applied)) => {
+                    applied.prepared.launcher = std::sync::Mutex::new(launcher);
                     let job = self.tests_job();
                     let run = self.execute(&job, &cand_dir, &applied.prepared, hidden, keep);
                     let run = run.await;

@@ -54,8 +54,9 @@ pub enum Hit {
     Pids,
 }
 
-/// A command's control groups: made before it starts, joined by it between fork and exec,
-/// emptied and removed when dropped.
+/// A command's control groups: made before it starts, joined by it between fork and exec (or
+/// by the thread that forks it, a launcher), emptied and removed when
+/// dropped.
 #[derive(Debug)]
 pub struct Cgroup {
     dirs: Vec<(Controller, PathBuf)>,
@@ -78,7 +79,14 @@ impl Cgroup {
     /// Groups limiting a command to `limits`; `None` where none can be made here (not root,
     /// no controller, a read-only hierarchy), after saying so once.
     pub fn create(limits: Limits) -> Option<Cgroup> {
-        match Cgroup::try_create(limits) {
+        Cgroup::create_with(limits, 0)
+    }
+
+    /// As [`Cgroup::create`], with room for `spare` tasks beyond the limit: a thread of
+    /// patchgrade's own that joins the groups to start the command from inside them
+    /// (a launcher) must not take one of the command's processes.
+    pub(super) fn create_with(limits: Limits, spare: u64) -> Option<Cgroup> {
+        match Cgroup::try_create(limits, spare) {
             Ok(group) => Some(group),
             Err(why) => {
                 if !SAID.swap(true, Ordering::Relaxed) {
@@ -93,7 +101,7 @@ impl Cgroup {
         }
     }
 
-    fn try_create(limits: Limits) -> Result<Cgroup, String> {
+    fn try_create(limits: Limits, spare: u64) -> Result<Cgroup, String> {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let name = format!(
             "patchgrade-{}-{}-{}",
@@ -126,7 +134,7 @@ impl Cgroup {
                 let _ = write(&dir.join("memory.memsw.limit_in_bytes"), limits.memory);
                 let dir = make(&pids, &name)?;
                 group.dirs.push((Controller::V1Pids, dir.clone()));
-                write(&dir.join("pids.max"), limits.pids)?;
+                write(&dir.join("pids.max"), limits.pids + spare)?;
             }
             _ => {
                 let path = own
@@ -146,7 +154,7 @@ impl Cgroup {
                 group.dirs.push((Controller::V2, dir.clone()));
                 write(&dir.join("memory.max"), limits.memory)?;
                 let _ = write(&dir.join("memory.swap.max"), 0);
-                write(&dir.join("pids.max"), limits.pids)?;
+                write(&dir.join("pids.max"), limits.pids + spare)?;
             }
         }
         for (_, dir) in &group.dirs {
@@ -158,6 +166,16 @@ impl Cgroup {
             group.procs.push(OwnedFd::from(file));
         }
         Ok(group)
+    }
+
+    /// The groups' `tasks` files, through which one thread can join without its process:
+    /// cgroup v1 only (v2 moves whole processes).
+    pub(super) fn tasks(&self) -> Option<Tasks> {
+        self.dirs
+            .iter()
+            .map(|(c, dir)| (*c != Controller::V2).then(|| dir.join("tasks")))
+            .collect::<Option<Vec<_>>>()
+            .map(Tasks)
     }
 
     /// The descriptors the child writes `0` into, between fork and exec, to join the groups.
@@ -210,12 +228,29 @@ impl Cgroup {
     }
 }
 
+/// Cgroup v1 groups' `tasks` files ([`Cgroup::tasks`]).
+pub(super) struct Tasks(Vec<PathBuf>);
+
+impl Tasks {
+    /// Move the calling thread, alone, into the groups: every process it then forks is born
+    /// in them, with nothing to write between fork and exec.
+    pub(super) fn join_this_thread(&self) -> std::io::Result<()> {
+        let tid = nix::unistd::gettid().to_string();
+        self.0.iter().try_for_each(|tasks| fs::write(tasks, &tid))
+    }
+}
+
 /// SIGKILL every process still in these groups; whether there was any.
 fn kill_left(dirs: &[(Controller, PathBuf)]) -> bool {
     let mut any = false;
     for (_, dir) in dirs {
         let pids = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
         for pid in pids.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+            // Never patchgrade itself: v1 lists a process whose thread is in the group
+            // (a launcher's, which leaves before the group is emptied).
+            if pid == std::process::id() as i32 {
+                continue;
+            }
             any = true;
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(pid),

@@ -11,14 +11,18 @@
 //! - [`sandbox`]: [`Sandbox`], where the commands run, and [`Jail`], one side's confinement.
 //! - [`limits`]: [`Limits`], each command's memory and processes, in control groups of its
 //!   own.
+//! - [`launcher`]: [`Launcher`], a command's groups made and joined while its checkout is
+//!   written.
 
 pub mod command;
+pub mod launcher;
 pub mod limits;
 pub mod preset;
 pub mod process;
 pub mod sandbox;
 
 pub use command::{MissingJunit, TestCommand};
+pub use launcher::Launcher;
 pub use limits::Limits;
 pub use preset::{Preset, UnknownPreset};
 pub use process::Termination;

@@ -1,6 +1,7 @@
 //! Running one shell command in its own process group, with a timeout, logs to files, and
 //! nothing left behind.
 
+use super::launcher::Launcher;
 use super::limits::{Cgroup, Hit, Limits};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -131,6 +132,12 @@ impl Spec {
 
 /// Run a command to completion or timeout. `Err` only when it could not be started.
 pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
+    run_from(spec, None).await
+}
+
+/// [`run`], started from `ahead`'s thread, already in control groups made for the spec's
+/// limits, where it could join them (else as [`run`]: the child joins groups of its own).
+pub async fn run_from(spec: &Spec, ahead: Option<Launcher>) -> std::io::Result<Finished> {
     log::info!(
         "running {} in {}",
         spec.script_file.display(),
@@ -152,8 +159,15 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let cgroup = spec.limits.and_then(Cgroup::create);
-    confine(&mut command, spec, cgroup.as_ref());
+    let ahead = match ahead.filter(|l| Some(l.limits()) == spec.limits) {
+        Some(launcher) => launcher.ready().await,
+        None => None,
+    };
+    let cgroup = match &ahead {
+        Some(_) => None,
+        None => spec.limits.and_then(Cgroup::create),
+    };
+    confine(&mut command, spec, cgroup.as_ref(), ahead.is_some());
     if let Some(names) = &spec.pass_env {
         command.env_clear();
         command.envs(
@@ -165,7 +179,10 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
     }
     command.envs(spec.env.iter().map(|(k, v)| (k, v)));
     let started = Instant::now();
-    let mut child = command.spawn()?;
+    let mut child = match &ahead {
+        Some(launcher) => launcher.spawn(command).await?,
+        None => command.spawn()?,
+    };
     let Some(pid) = child.id() else {
         return Err(std::io::Error::other(
             "child exited before its pid was read",
@@ -187,6 +204,11 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
     // Background processes the command left running die with it, and so does anything in
     // its control groups that left the process group.
     group.reap().await;
+    // A launcher's thread leaves its groups before they are emptied.
+    let cgroup = match ahead {
+        Some(launcher) => launcher.finish(),
+        None => cgroup,
+    };
     let limit_hit = match cgroup {
         Some(cgroup) => {
             cgroup.empty().await;
@@ -210,14 +232,20 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
 }
 
 /// What the child does between fork and exec: join its control groups (or, without them,
-/// take its rlimits), die with patchgrade, and keep the slot's lock open.
-fn confine(command: &mut tokio::process::Command, spec: &Spec, cgroup: Option<&Cgroup>) {
+/// take its rlimits; or nothing, `born_inside` them: forked by a launcher), die with
+/// patchgrade, and keep the slot's lock open.
+fn confine(
+    command: &mut tokio::process::Command,
+    spec: &Spec,
+    cgroup: Option<&Cgroup>,
+    born_inside: bool,
+) {
     let hold_open = spec.hold_open;
     let parent = std::process::id() as nix::libc::pid_t;
     let join: Vec<std::os::fd::RawFd> = cgroup.map(Cgroup::join_fds).unwrap_or_default();
     // Without a group of its own, the command is bounded by setrlimit (see `limits`).
     let rlimits = match (cgroup, spec.limits) {
-        (None, Some(l)) => Some((l.memory, l.pids)),
+        (None, Some(l)) if !born_inside => Some((l.memory, l.pids)),
         _ => None,
     };
     // SAFETY: the closure runs in the child between fork and exec and only calls prctl(2),
