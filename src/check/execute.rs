@@ -17,6 +17,11 @@ use crate::util::time::ms;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// How many times the tests run again without the ids the runner refused: pytest before 6
+/// names one missing file a run, and SWE-bench's data holds tasks with several ids that name
+/// none (`[100%]`, read from a progress bar).
+const REFUSAL_ROUNDS: usize = 4;
+
 impl Plan {
     /// Setup, then the tests, in one prepared checkout, confined by the plan's sandbox: a
     /// first attempt (again without the ids the runner refused, if it refused some), then
@@ -406,18 +411,20 @@ impl Attempts<'_> {
         let requested = job.requested;
         let all = job.ids.clone();
         let mut evidence = Evidence::default();
-        let first = self.attempt(&all, 0, info).await?;
-        let report = if first.report.cases.is_empty() {
-            // pytest refuses the whole run for one unknown id: leave the refused ids out
-            // and run the others again.
-            let rejected = rejected_ids(syntax, &first.output(), &all);
-            let mut rest: Vec<String> = all
+        let mut ids = all;
+        let mut attempt = self.attempt(&ids, 0, info).await?;
+        // pytest refuses the whole run for unknown ids (and for the first missing file only):
+        // leave the refused ids out and run the others again, as long as each round refuses
+        // some, for at most REFUSAL_ROUNDS rounds.
+        while attempt.report.cases.is_empty() {
+            let rejected = rejected_ids(syntax, &attempt.output(), &ids);
+            let mut rest: Vec<String> = ids
                 .iter()
                 .filter(|id| !rejected.iter().any(|(r, _)| r == *id))
                 .cloned()
                 .collect();
-            if rejected.is_empty() || rest.is_empty() {
-                return Err(first.empty_report_error(self.plan.settings.timeout));
+            if rejected.is_empty() || rest.is_empty() || info.attempts > REFUSAL_ROUNDS {
+                return Err(attempt.empty_report_error(self.plan.settings.timeout));
             }
             // The files of ids that exist but name no test are run whole, so the report
             // holds the ids the user might have meant.
@@ -427,15 +434,11 @@ impl Attempts<'_> {
                     rest.push(file.to_string());
                 }
             }
-            evidence.rejected = rejected;
-            let again = self.attempt(&rest, 1, info).await?;
-            if again.report.cases.is_empty() {
-                return Err(again.empty_report_error(self.plan.settings.timeout));
-            }
-            again.report
-        } else {
-            first.report
-        };
+            evidence.rejected.extend(rejected);
+            ids = rest;
+            attempt = self.attempt(&ids, info.attempts, info).await?;
+        }
+        let report = attempt.report;
         evidence.attempts.push(report);
         for _ in 0..self.plan.settings.retries {
             let again = retry_candidates(requested, &evidence.index(syntax));

@@ -496,6 +496,38 @@ fn an_id_the_runner_rejects_is_missing_and_the_rest_are_graded() {
 }
 
 #[test]
+fn ids_of_missing_files_are_refused_round_by_round_and_the_rest_graded() {
+    let f = Fixture::calc();
+    let patch = example("patches/regression.diff");
+    let run = f.run(
+        &CheckArgs::new()
+            .runner("pytest")
+            .patch(&patch)
+            .f2p("tests/test_calc.py::test_mean")
+            .p2p("tests/gone.py::test_a")
+            .p2p("tests/gone.py::test_b")
+            .p2p("[100%]")
+            .p2p("tests/test_calc.py::test_add")
+            .json(),
+    );
+    let v = run.json();
+    // pytest names only the first missing file of a run: one round for tests/gone.py (both
+    // of its ids), one for `[100%]` (an id SWE-bench's data holds), then the tests run.
+    for id in ["tests/gone.py::test_a", "tests/gone.py::test_b", "[100%]"] {
+        let t = crate::setup::graded(&v, id);
+        assert_eq!(t["status"], "missing", "{id}: {v:#}");
+    }
+    assert_eq!(v["runs"]["candidate"]["attempts"], 3, "{v:#}");
+    let rejected = crate::setup::warning(&v, "rejected-id").expect("a rejected-id warning");
+    assert_eq!(rejected["tests"].as_array().unwrap().len(), 3, "{v:#}");
+    assert_eq!(
+        crate::setup::graded(&v, "tests/test_calc.py::test_add")["status"],
+        "passed"
+    );
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+}
+
+#[test]
 fn a_patch_that_breaks_imports_is_a_regression_with_the_import_error() {
     let f = Fixture::calc();
     let patch = f.scratch_file(

@@ -264,29 +264,41 @@ pub fn toolchain_dirs() -> Vec<PathBuf> {
 }
 
 /// The ids a runner refused, from its output, with its words. pytest aborts the whole run for
-/// one unknown id (`ERROR: not found: /abs/tests/t.py::x`, or `ERROR: file or directory not
-/// found: tests/u.py::y` when the file is missing); other runners select by pattern and refuse
-/// nothing.
+/// unknown ids: every node id missing from a file that exists (`ERROR: not found:
+/// /abs/tests/t.py::x`), or the first argument whose file is missing (`ERROR: file or directory
+/// not found: tests/u.py::y`; before pytest 6, `ERROR: file not found: …`; a path with a
+/// parameter part, `ERROR: path cannot contain [] parametrization: …`), which refuses every
+/// id of that file. Other runners select by pattern and refuse nothing.
 pub fn rejected_ids(syntax: IdSyntax, output: &str, ids: &[String]) -> Vec<(String, String)> {
     if !matches!(syntax, IdSyntax::Pytest | IdSyntax::Unittest) {
         return Vec::new();
     }
+    // Each wording, and whether it names a missing file (every id of it refused).
+    const WORDINGS: [(&str, bool); 4] = [
+        ("not found: ", false),
+        ("file or directory not found: ", true),
+        ("file not found: ", true),
+        // pytest 8 and later, for a path with a parameter part and no `::`.
+        ("path cannot contain [] parametrization: ", true),
+    ];
+    let file_of = |form: &str| form.split("::").next().unwrap_or_default().to_string();
+    let names = |target: &str, form: &str| target == form || target.ends_with(&format!("/{form}"));
     let mut rejected: Vec<(String, String)> = Vec::new();
     for line in output.lines() {
-        let Some((why, target)) = ["not found: ", "file or directory not found: "]
-            .iter()
-            .find_map(|p| {
-                line.strip_prefix("ERROR: ")?
-                    .strip_prefix(p)
-                    .map(|t| (*p, t))
-            })
-        else {
+        let Some((why, target, whole_file)) = WORDINGS.iter().find_map(|(p, file)| {
+            line.strip_prefix("ERROR: ")?
+                .strip_prefix(p)
+                .map(|t| (*p, t.trim(), *file))
+        }) else {
             continue;
         };
-        let target = target.trim();
         for id in ids {
             let form = syntax.run_form(id);
-            let hit = target == form || target.ends_with(&format!("/{form}"));
+            let hit = if whole_file {
+                names(&file_of(target), &file_of(&form))
+            } else {
+                names(target, &form)
+            };
             if hit && !rejected.iter().any(|(r, _)| r == id) {
                 rejected.push((id.clone(), why.trim_end_matches(": ").to_string()));
             }
@@ -383,6 +395,55 @@ mod tests {
             (None, Some("jest"), Some("jest"), None)
         );
         assert_eq!(all.section("README.md", toml, 4), None);
+    }
+
+    #[test]
+    fn the_ids_pytest_refuses_are_read_from_its_words() {
+        let ids: Vec<String> = [
+            "tests/t.py::a",
+            "tests/t.py::b",
+            "tests/gone.py::x",
+            "tests/gone.py::y",
+            "[100%]",
+            "[",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let refused = |output: &str| -> Vec<(String, String)> {
+            rejected_ids(IdSyntax::Pytest, output, &ids)
+        };
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        // pytest 9: every unknown node id of files that exist, by absolute path.
+        assert_eq!(
+            refused("ERROR: not found: /w/tests/t.py::b\n(no match in any of [<Module t.py>])\n"),
+            pairs(&[("tests/t.py::b", "not found")])
+        );
+        // A missing file refuses every id of it, in either wording.
+        assert_eq!(
+            refused("ERROR: file or directory not found: tests/gone.py::y\n"),
+            pairs(&[
+                ("tests/gone.py::x", "file or directory not found"),
+                ("tests/gone.py::y", "file or directory not found"),
+            ])
+        );
+        // pytest 4.4's own words for an id SWE-bench's dataset holds (pytest-dev__pytest-5227).
+        assert_eq!(
+            refused("\nERROR: file not found: [100%]\n\n"),
+            pairs(&[("[100%]", "file not found")])
+        );
+        // pytest 9.2's, for the same id.
+        assert_eq!(
+            refused("ERROR: path cannot contain [] parametrization: [100%]\n"),
+            pairs(&[("[100%]", "path cannot contain [] parametrization")])
+        );
+        assert!(refused("ERROR: file not found: [100%]-----").is_empty());
+        assert!(refused("1 passed\nnot found: tests/t.py::a").is_empty());
+        assert!(rejected_ids(IdSyntax::Go, "ERROR: not found: tests/t.py::a", &ids).is_empty());
     }
 
     #[test]
