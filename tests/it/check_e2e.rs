@@ -507,19 +507,21 @@ fn ids_of_missing_files_are_refused_round_by_round_and_the_rest_graded() {
             .p2p("tests/gone.py::test_a")
             .p2p("tests/gone.py::test_b")
             .p2p("[100%]")
+            .p2p("[")
             .p2p("tests/test_calc.py::test_add")
             .json(),
     );
     let v = run.json();
     // pytest names only the first missing file of a run: one round for tests/gone.py (both
-    // of its ids), one for `[100%]` (an id SWE-bench's data holds), then the tests run.
-    for id in ["tests/gone.py::test_a", "tests/gone.py::test_b", "[100%]"] {
+    // of its ids), one each for `[100%]` and `[` (ids SWE-bench's data holds; the second, run
+    // widened to its empty function, would have run the whole suite), then the tests run.
+    for id in ["tests/gone.py::test_a", "tests/gone.py::test_b", "[100%]", "["] {
         let t = crate::setup::graded(&v, id);
         assert_eq!(t["status"], "missing", "{id}: {v:#}");
     }
-    assert_eq!(v["runs"]["candidate"]["attempts"], 3, "{v:#}");
+    assert_eq!(v["runs"]["candidate"]["attempts"], 4, "{v:#}");
     let rejected = crate::setup::warning(&v, "rejected-id").expect("a rejected-id warning");
-    assert_eq!(rejected["tests"].as_array().unwrap().len(), 3, "{v:#}");
+    assert_eq!(rejected["tests"].as_array().unwrap().len(), 4, "{v:#}");
     assert_eq!(
         crate::setup::graded(&v, "tests/test_calc.py::test_add")["status"],
         "passed"

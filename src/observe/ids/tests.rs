@@ -164,6 +164,10 @@ fn truncated_pytest_ids_are_widened_to_their_function() {
         IdSyntax::Pytest.run_form("t.py::test_x[a b]"),
         "t.py::test_x[a b]"
     );
+    // Nothing before the `[` to widen to (ids of pytest-dev__pytest-5227): as it is.
+    for junk in ["[", "[100%]------------------------------", "t.py::["] {
+        assert_eq!(IdSyntax::Pytest.run_form(junk), junk);
+    }
     assert!(!IdSyntax::Pytest.parse("t.py::test_x[a]").widened);
     let r = report(vec![
         case(
