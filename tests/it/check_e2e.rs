@@ -515,7 +515,12 @@ fn ids_of_missing_files_are_refused_round_by_round_and_the_rest_graded() {
     // pytest names only the first missing file of a run: one round for tests/gone.py (both
     // of its ids), one each for `[100%]` and `[` (ids SWE-bench's data holds; the second, run
     // widened to its empty function, would have run the whole suite), then the tests run.
-    for id in ["tests/gone.py::test_a", "tests/gone.py::test_b", "[100%]", "["] {
+    for id in [
+        "tests/gone.py::test_a",
+        "tests/gone.py::test_b",
+        "[100%]",
+        "[",
+    ] {
         let t = crate::setup::graded(&v, id);
         assert_eq!(t["status"], "missing", "{id}: {v:#}");
     }
