@@ -20,6 +20,8 @@ struct Row {
     repo: String,
     outcome: Option<Outcome>,
     gold_resolved: bool,
+    /// Whether SWE-bench's scoring resolves the gold patch here too.
+    gold_swebench: bool,
     official: Option<bool>,
     swebench: Option<bool>,
 }
@@ -34,6 +36,7 @@ fn rows(results: &str) -> Vec<Row> {
             repo: v["repo"].as_str().unwrap_or_default().to_string(),
             outcome: v["outcome"].as_str().and_then(|o| o.parse().ok()),
             gold_resolved: v["gold_outcome"] == "resolved",
+            gold_swebench: v["gold_swebench_resolved"] == true,
             official: v["official_resolved"].as_bool(),
             swebench: v["swebench_resolved"].as_bool(),
         })
@@ -112,7 +115,13 @@ pub fn tables(results: &str) -> String {
         .iter()
         .filter(|r| matches!(r.outcome, Some(Outcome::NoOp | Outcome::Regression)))
         .count();
-    let flagged: Vec<&&Row> = counted.iter().filter(|r| r.official.is_some()).collect();
+    // Compared with the official flags only where SWE-bench's own scoring resolves the gold
+    // patch here as well: elsewhere its rules meet a test this environment cannot pass (one
+    // needing the network, an id that names no test), whatever the prediction.
+    let flagged: Vec<&&Row> = counted
+        .iter()
+        .filter(|r| r.official.is_some() && r.gold_swebench)
+        .collect();
     let agree = flagged.iter().filter(|r| r.swebench == r.official).count();
     let apart = rows
         .iter()
@@ -130,7 +139,8 @@ pub fn tables(results: &str) -> String {
         "\n- Counted: {} graded predictions whose instance's gold patch resolves here; {} more \
          graded where it does not (kept apart); {} not graded.\n\
          - No-Op + Regression among the applied, unresolved patches: {} of {} ({}).\n\
-         - Resolved by SWE-bench's scoring against the official flag: {} of {} agree ({}).\n",
+         - Resolved by SWE-bench's scoring against the official flag, where that scoring resolves \
+         the gold patch here too: {} of {} agree ({}).\n",
         counted.len(),
         apart,
         waiting,
