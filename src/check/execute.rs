@@ -75,7 +75,7 @@ impl Plan {
             }
         };
         let runner = Attempts {
-            ahead: std::sync::Mutex::new(prepared.launcher.lock().ok().and_then(|mut l| l.take())),
+            ahead: std::sync::Mutex::new(prepared.take_launcher()),
             plan: self,
             job,
             dir,
@@ -123,7 +123,10 @@ impl Plan {
     /// A launcher for a side's first command, to make while its checkout is written: where
     /// the commands are host processes (a container's engine bounds its own).
     pub(super) fn launcher(&self) -> Option<Launcher> {
-        Launcher::ahead(self.settings.limits).filter(|_| self.sandbox.tools_on_host())
+        self.sandbox
+            .tools_on_host()
+            .then(|| Launcher::ahead(self.settings.limits))
+            .flatten()
     }
 
     /// The side's sandbox, open, and the environment its commands get there (with the
@@ -182,7 +185,7 @@ impl Plan {
         })?;
         let job = self.tests_job();
         let runner = Attempts {
-            ahead: std::sync::Mutex::new(prepared.launcher.lock().ok().and_then(|mut l| l.take())),
+            ahead: std::sync::Mutex::new(prepared.take_launcher()),
             plan: self,
             job: &job,
             dir,

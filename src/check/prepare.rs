@@ -209,6 +209,13 @@ pub(super) struct Prepared {
     pub(super) launcher: std::sync::Mutex<Option<Launcher>>,
 }
 
+impl Prepared {
+    /// The first command's launcher, once: later commands join their groups themselves.
+    pub(super) fn take_launcher(&self) -> Option<Launcher> {
+        self.launcher.lock().ok().and_then(|mut l| l.take())
+    }
+}
+
 /// The run's directory (for logs and reports), and its checkout: `dir/work`, or a slot of the
 /// pool. A fresh checkout gets its build seed before any patch, so that every file a patch
 /// writes is newer than the seed's build.

@@ -8,7 +8,7 @@
 //! writes nothing between fork and exec. Where that cannot be (cgroup v2, which moves whole
 //! processes only; no groups at all) there is no launcher and the child joins as before.
 
-use super::limits::{Cgroup, Limits};
+use super::limits::{Cgroup, Limits, v1_here};
 use std::sync::mpsc;
 
 /// What the launcher's thread runs for the command: its spawn.
@@ -19,6 +19,9 @@ type Job = Box<dyn FnOnce() + Send>;
 /// It stays there until the command has ended: a child's `PR_SET_PDEATHSIG` follows the
 /// thread that forked it, and patchgrade's own process is listed in v1's `cgroup.procs` while
 /// the thread is in, so the groups are emptied only once it has left ([`Launcher::finish`]).
+/// Its being there costs patchgrade nothing of the limits: memory is charged to a process's
+/// leader's group, and the kernel's out-of-memory killer picks among group leaders only; it
+/// takes one of `pids`, for which the group has room.
 pub struct Launcher {
     limits: Limits,
     jobs: Option<mpsc::Sender<Job>>,
@@ -33,6 +36,9 @@ impl Launcher {
     /// runtime.
     pub fn ahead(limits: Limits) -> Option<Launcher> {
         let runtime = tokio::runtime::Handle::try_current().ok()?;
+        if !v1_here() {
+            return None;
+        }
         // One task more than the limit: the thread itself counts in `pids`.
         let group = Cgroup::create_with(limits, 1)?;
         let tasks = group.tasks()?;

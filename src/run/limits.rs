@@ -55,8 +55,7 @@ pub enum Hit {
 }
 
 /// A command's control groups: made before it starts, joined by it between fork and exec (or
-/// by the thread that forks it, a launcher), emptied and removed when
-/// dropped.
+/// by the thread that forks it, a launcher), emptied and removed when dropped.
 #[derive(Debug)]
 pub struct Cgroup {
     dirs: Vec<(Controller, PathBuf)>,
@@ -114,18 +113,7 @@ impl Cgroup {
             dirs: Vec::new(),
             procs: Vec::new(),
         };
-        let v1 = |controller: &str| {
-            own.lines().find_map(|l| {
-                let mut parts = l.splitn(3, ':');
-                let (_, names, path) = (parts.next()?, parts.next()?, parts.next()?);
-                names.split(',').any(|n| n == controller).then(|| {
-                    Path::new("/sys/fs/cgroup")
-                        .join(controller)
-                        .join(path.trim_start_matches('/'))
-                })
-            })
-        };
-        match (v1("memory"), v1("pids")) {
+        match (v1_dir(&own, "memory"), v1_dir(&own, "pids")) {
             (Some(memory), Some(pids)) if memory.is_dir() && pids.is_dir() => {
                 let dir = make(&memory, &name)?;
                 group.dirs.push((Controller::V1Memory, dir.clone()));
@@ -226,6 +214,29 @@ impl Cgroup {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
+}
+
+/// This process's cgroup v1 directory for `controller`, from `own` (`/proc/self/cgroup`).
+fn v1_dir(own: &str, controller: &str) -> Option<PathBuf> {
+    own.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, names, path) = (parts.next()?, parts.next()?, parts.next()?);
+        names.split(',').any(|n| n == controller).then(|| {
+            Path::new("/sys/fs/cgroup")
+                .join(controller)
+                .join(path.trim_start_matches('/'))
+        })
+    })
+}
+
+/// Whether commands here get cgroup v1 groups (`memory` and `pids` both mounted as v1), the
+/// only kind a single thread can join: asked before a launcher makes any.
+pub(super) fn v1_here() -> bool {
+    fs::read_to_string("/proc/self/cgroup").is_ok_and(|own| {
+        ["memory", "pids"]
+            .iter()
+            .all(|c| v1_dir(&own, c).is_some_and(|d| d.is_dir()))
+    })
 }
 
 /// Cgroup v1 groups' `tasks` files ([`Cgroup::tasks`]).
