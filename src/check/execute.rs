@@ -10,7 +10,7 @@ use crate::observe::{Evidence, NotRunReason, Report, Requested, TestStatus};
 use crate::run::TestCommand;
 use crate::run::command::{with_workdir, with_workdir_raw};
 use crate::run::limits::Hit;
-use crate::run::preset::{Fetch, SUPPORT_DIR_VAR, rejected_ids};
+use crate::run::preset::{FetchStep, SUPPORT_DIR_VAR, rejected_ids};
 use crate::run::sandbox::Paths;
 use crate::run::{Jail, Launcher, Limits, Termination, process};
 use crate::util::time::ms;
@@ -60,7 +60,12 @@ impl Plan {
             .is_some_and(|(cmd, lease)| lease.setup_done(&self.setup_key(cmd)));
         info.setup_reused = once && !prepared.setup_on_base;
         let setup = self.settings.setup_cmd.as_ref().filter(|_| !once);
-        let online = setup.is_some() || fetch.is_some();
+        // A step that runs the project's code ran once at the base, before either side.
+        let download = fetch.as_ref().and_then(|f| match f.step {
+            FetchStep::Script(script) => Some((script, &f.caches)),
+            FetchStep::TestCommandAtBase => None,
+        });
+        let online = setup.is_some() || download.is_some();
         let opening = Instant::now();
         let opened = self.open_jail(paths, online, job).await;
         info.steps.sandbox_ms = ms(opening.elapsed());
@@ -84,11 +89,12 @@ impl Plan {
             workdir,
             hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
             jail: &jail,
+            online: Vec::new(),
         };
         let evidence = async {
-            if let Some(fetch) = &fetch {
+            if let Some((script, caches)) = download {
                 let fetching = Instant::now();
-                let fetched = runner.fetch(fetch).await;
+                let fetched = runner.fetch(script, caches).await;
                 info.steps.fetch_ms = ms(fetching.elapsed());
                 fetched?;
             }
@@ -131,7 +137,7 @@ impl Plan {
 
     /// The side's sandbox, open, and the environment its commands get there (with the
     /// runner's own files, written where code under test cannot rewrite them).
-    async fn open_jail(
+    pub(super) async fn open_jail(
         &self,
         paths: Paths,
         online: bool,
@@ -194,6 +200,7 @@ impl Plan {
             workdir: prepared.workdir.clone(),
             hold: prepared.lease.as_ref().map(|l| l.lock_fd()),
             jail: &jail,
+            online: Vec::new(),
         };
         // A path the sandbox hides fails the setup as a missing file would: say so.
         runner
@@ -208,7 +215,7 @@ impl Plan {
     /// A side's sandbox paths: its checkout, reports and scripts; the repository's objects
     /// and `--python`'s directory, read-only; what must stay hidden; the host paths the user
     /// named and the toolchains in the home, shown read-only; what the user asked to show.
-    fn paths(&self, dir: &Path, workdir: &Path, hidden: &[PathBuf]) -> Paths {
+    pub(super) fn paths(&self, dir: &Path, workdir: &Path, hidden: &[PathBuf]) -> Paths {
         Paths {
             workdir: workdir.to_path_buf(),
             out: dir.join("out"),
@@ -284,6 +291,10 @@ pub(super) struct Attempts<'a> {
     pub(super) jail: &'a Jail,
     /// The first command's launcher, its groups joined while the checkout was made.
     pub(super) ahead: std::sync::Mutex<Option<Launcher>>,
+    /// Host directories the test command may write, with the network: the caches of the
+    /// download at the base ([`FetchStep::TestCommandAtBase`]). Empty for a side's tests,
+    /// which are offline.
+    pub(super) online: Vec<PathBuf>,
 }
 
 /// One finished attempt whose report could be read.
@@ -348,7 +359,7 @@ impl Attempts<'_> {
     }
 
     /// The setup command, with the network; `log` names its script and logs.
-    async fn setup(&self, cmd: &str, log: &str) -> Result<(), Failure> {
+    pub(super) async fn setup(&self, cmd: &str, log: &str) -> Result<(), Failure> {
         let script = self
             .plan
             .with_python(with_workdir(cmd, &self.jail.workdir()));
@@ -374,15 +385,15 @@ impl Attempts<'_> {
 
     /// The preset's download step, with the network and its cache writable: its failure is
     /// the setup's (the candidate's, when its manifest names what cannot be had).
-    async fn fetch(&self, fetch: &Fetch) -> Result<(), Failure> {
-        let script = with_workdir(fetch.script, &self.jail.workdir());
-        let spec = self.spec(self.plan.with_python(script), "fetch", true, &fetch.caches);
+    async fn fetch(&self, script: &str, caches: &[PathBuf]) -> Result<(), Failure> {
+        let spec = with_workdir(script, &self.jail.workdir());
+        let spec = self.spec(self.plan.with_python(spec), "fetch", true, caches);
         match self.run(&spec).await {
             Ok(f) if f.termination == Termination::Exited(0) => Ok(()),
             Ok(f) => Err(Failure::new(
                 ErrorCause::SetupFailed,
                 explain(
-                    &format!("the dependency download (`{}`)", fetch.script),
+                    &format!("the dependency download (`{script}`)"),
                     f.termination,
                     self.plan.settings.timeout,
                     "",
@@ -487,7 +498,7 @@ impl Attempts<'_> {
     }
 
     /// Run the tests for these ids once; attempt `n` writes `junit-n` (the first, `junit`).
-    async fn attempt(
+    pub(super) async fn attempt(
         &self,
         ids: &[String],
         n: usize,
@@ -510,7 +521,9 @@ impl Attempts<'_> {
             &seen,
             &self.jail.workdir(),
         ));
-        let spec = self.spec(script.clone(), &format!("test{suffix}"), false, &[]);
+        let online = !self.online.is_empty();
+        let log = format!("test{suffix}");
+        let spec = self.spec(script.clone(), &log, online, &self.online);
         info.attempts += 1;
         if n == 0 {
             info.command = Some(script);
@@ -740,13 +753,14 @@ pub(super) fn explain(
     )
 }
 
-/// The last lines of a command's stderr (or stdout when stderr is empty), for error messages.
+/// The last lines of a command's stderr (or stdout when stderr holds nothing to read), for
+/// error messages. Terminal escapes are taken out: Maven, even in batch mode, ends its stderr
+/// with colour resets and writes its errors to stdout.
 pub(super) fn log_tail(spec: &process::Spec) -> String {
     const MAX: u64 = 2000;
     let read = |path: &Path| {
-        String::from_utf8_lossy(&process::tail(path, MAX))
-            .trim()
-            .to_string()
+        let bytes = strip_ansi_escapes::strip(process::tail(path, MAX));
+        String::from_utf8_lossy(&bytes).trim().to_string()
     };
     let err = read(&spec.stderr);
     let text = if err.is_empty() {

@@ -25,6 +25,7 @@ mod derive;
 mod downstream;
 mod error;
 mod execute;
+mod fetch;
 mod from_reports;
 mod from_task;
 mod graded;

@@ -304,7 +304,7 @@ impl RunRoot {
                     .map_err(|e| dir_error(&tmp, e))
             }
             Some(dir) => {
-                for run in ["candidate", "baseline"] {
+                for run in ["candidate", "baseline", "fetch"] {
                     if dir.join(run).exists() {
                         return Err(Error::KeepExists(dir.join(run)));
                     }

@@ -84,6 +84,9 @@ impl Plan {
         let keep = self.settings.keep.is_some();
         let hidden = self.hidden(root);
         let hidden = &hidden;
+        // Before both sides: a build that is code downloads at the base alone (see
+        // `FetchStep::TestCommandAtBase`).
+        let fetch_ms = self.fetch_at_base(root, hidden).await;
         let cand = self.candidate_checkout(root, &cand_dir, candidate, seeding.as_ref(), hidden);
         let test_started = std::sync::OnceLock::new();
         let cand_side = async {
@@ -95,6 +98,7 @@ impl Plan {
             match prepared {
                 Ok(Candidate::Applied(mut applied)) => {
                     applied.prepared.launcher = std::sync::Mutex::new(launcher);
+                    applied.prepared.steps.fetch_ms += fetch_ms;
                     let job = self.tests_job();
                     let run = self.execute(&job, &cand_dir, &applied.prepared, hidden, keep);
                     let run = run.await;
@@ -217,7 +221,7 @@ impl Plan {
     }
 
     /// The cache entry's name for this plan's baseline.
-    fn cache_name(&self, runner_version: Option<&str>) -> String {
+    pub(super) fn cache_name(&self, runner_version: Option<&str>) -> String {
         let downstream: Vec<String> = self
             .downstream
             .iter()

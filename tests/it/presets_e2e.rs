@@ -8,8 +8,8 @@
 //! missing runner fails.
 
 use crate::setup::CheckArgs;
-use crate::setup::{Fixture, graded, have_runner};
-use std::path::{Path, PathBuf};
+use crate::setup::{Fixture, graded, have_offline_java_repo, have_runner};
+use std::path::PathBuf;
 
 /// One project, its two patches, and the ids to grade.
 struct Case<'a> {
@@ -362,31 +362,6 @@ fn grade_java(runner: &str, build: (&str, &str)) {
         p2p: &["calc.CalcTest.adds", "calc.CalcTest#dividesExactly"],
         extra: Vec::new(),
     });
-}
-
-/// Whether Debian's offline Maven repository holds what the Java projects here pin (Maven
-/// and Gradle without it would go to the network, which the tests do not have).
-fn have_offline_java_repo(runner: &str) -> bool {
-    let repo = Path::new("/usr/share/maven-repo");
-    let needed = [
-        "junit/junit/4.13.2",
-        "org/apache/maven/plugins/maven-surefire-plugin/2.22.3",
-        "org/apache/maven/plugins/maven-compiler-plugin",
-        "org/apache/maven/plugins/maven-resources-plugin",
-    ];
-    let missing: Vec<&str> = needed
-        .iter()
-        .copied()
-        .filter(|p| !repo.join(p).is_dir())
-        .collect();
-    if !missing.is_empty() {
-        crate::setup::skip(&format!(
-            "{runner} is installed, but Debian's offline Maven repository lacks {} \
-             (scripts/runners installs it)",
-            missing.join(", ")
-        ));
-    }
-    missing.is_empty()
 }
 
 #[test]

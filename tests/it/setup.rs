@@ -370,6 +370,31 @@ pub fn have_runner(program: &str) -> bool {
     found
 }
 
+/// Whether Debian's offline Maven repository holds what the Java projects here pin (Maven
+/// and Gradle without it would go to the network, which the tests do not have).
+pub fn have_offline_java_repo(runner: &str) -> bool {
+    let repo = Path::new("/usr/share/maven-repo");
+    let needed = [
+        "junit/junit/4.13.2",
+        "org/apache/maven/plugins/maven-surefire-plugin/2.22.3",
+        "org/apache/maven/plugins/maven-compiler-plugin",
+        "org/apache/maven/plugins/maven-resources-plugin",
+    ];
+    let missing: Vec<&str> = needed
+        .iter()
+        .copied()
+        .filter(|p| !repo.join(p).is_dir())
+        .collect();
+    if !missing.is_empty() {
+        skip(&format!(
+            "{runner} is installed, but Debian's offline Maven repository lacks {} \
+             (scripts/runners installs it)",
+            missing.join(", ")
+        ));
+    }
+    missing.is_empty()
+}
+
 /// SWE-bench's harness (the `swebench` package from PyPI) in the python `scripts/test`
 /// names in `PATCHGRADE_CLIENTS_PYTHON` (`scripts/clients-env`), or a skip.
 pub fn swebench_python() -> Option<PathBuf> {

@@ -136,6 +136,22 @@ pub fn cargo_home() -> PathBuf {
         .unwrap_or_else(|| home().join(".cargo"))
 }
 
+/// Maven's local repository and the Maven Wrapper's distributions, under `~/.m2` (Java's
+/// `user.home`, which is `HOME` on a usual account).
+pub fn maven_dirs() -> [PathBuf; 2] {
+    let m2 = home().join(".m2");
+    [m2.join("repository"), m2.join("wrapper/dists")]
+}
+
+/// Gradle's dependency caches and the Gradle Wrapper's distributions, under its user home
+/// (`GRADLE_USER_HOME`, else `~/.gradle`).
+pub fn gradle_dirs() -> [PathBuf; 2] {
+    let user_home = std::env::var_os("GRADLE_USER_HOME")
+        .filter(|h| !h.is_empty())
+        .map_or_else(|| home().join(".gradle"), PathBuf::from);
+    [user_home.join("caches"), user_home.join("wrapper/dists")]
+}
+
 /// Go's module cache (`GOMODCACHE`, else the first `GOPATH` entry's `pkg/mod`, else
 /// `~/go/pkg/mod`).
 pub fn go_mod_cache() -> PathBuf {

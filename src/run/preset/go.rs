@@ -1,7 +1,7 @@
 //! `go test` through gotestsum.
 
 use super::common::{go_mod_cache, nothing, quote, regex_escape};
-use super::spec::{Fetch, Reach, Spec};
+use super::spec::{Fetch, FetchStep, Reach, Spec};
 use crate::observe::IdSyntax;
 use crate::util::list::dedup;
 use crate::workspace::{BuildDir, BuildKind};
@@ -54,7 +54,7 @@ pub(super) const SPEC: Spec = Spec {
 /// `go mod download` compiles nothing.
 fn fetch() -> Option<Fetch> {
     Some(Fetch {
-        script: "[ ! -f go.mod ] || go mod download",
+        step: FetchStep::Script("[ ! -f go.mod ] || go mod download"),
         caches: vec![go_mod_cache()],
         read: vec![go_mod_cache()],
     })

@@ -1,7 +1,7 @@
 //! Gradle; `{junit}` is a copy of `build/test-results/test`.
 
-use super::common::{JAVA_PROTECTED, JVM_ENV, nothing, quote};
-use super::spec::{Reach, Spec, no_fetch};
+use super::common::{JAVA_PROTECTED, JVM_ENV, gradle_dirs, nothing, quote};
+use super::spec::{Fetch, FetchStep, Reach, Spec};
 use crate::observe::IdSyntax;
 use crate::util::list::dedup;
 use crate::workspace::{BuildDir, BuildKind};
@@ -11,8 +11,9 @@ use std::path::Path;
 /// outlive the run, outside its process group; stale results would also make the task look
 /// up to date and run nothing. Gradle's user home, and its caches, must be writable: where the
 /// user's are not (in a sandbox, which shows the caches read-only in an empty home), the
-/// checkout gets its own.
-const TEMPLATE: &str = "g=\"${GRADLE_USER_HOME:-$HOME/.gradle}\"; { [ -w \"$g\" ] && { [ ! -e \"$g/caches\" ] || [ -w \"$g/caches\" ]; }; } || export GRADLE_USER_HOME={workdir}/.gradle/user-home; find . -path '*/build/test-results/test' -prune -type d -exec rm -rf {} +; if [ -x ./gradlew ]; then gradle=./gradlew; else gradle=gradle; fi; \"$gradle\" test --no-daemon --continue {tests}; status=$?; mkdir -p {junit}; find . -path '*/build/test-results/test' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
+/// checkout gets its own, which reads the user's dependency cache as Gradle's read-only
+/// cache (`GRADLE_RO_DEP_CACHE`, Gradle 6.2 and later): what the download step fetched.
+const TEMPLATE: &str = "g=\"${GRADLE_USER_HOME:-$HOME/.gradle}\"; { [ -w \"$g\" ] && { [ ! -e \"$g/caches\" ] || [ -w \"$g/caches\" ]; }; } || export GRADLE_RO_DEP_CACHE=\"$g/caches\" GRADLE_USER_HOME={workdir}/.gradle/user-home; find . -path '*/build/test-results/test' -prune -type d -exec rm -rf {} +; if [ -x ./gradlew ]; then gradle=./gradlew; else gradle=gradle; fi; \"$gradle\" test --no-daemon --continue {tests}; status=$?; mkdir -p {junit}; find . -path '*/build/test-results/test' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
 
 /// Gradle's build output and its project cache (which holds the checkout's own user home
 /// in a sandbox, with its compiled build scripts): Gradle hashes its inputs.
@@ -43,7 +44,7 @@ pub(super) const SPEC: Spec = Spec {
     sections: &[],
     build_dirs: GRADLE_BUILD,
     lock_files: &["build.gradle", "build.gradle.kts"],
-    fetch: no_fetch,
+    fetch,
     pass_env: JVM_ENV,
     env_remove: &[],
     downstream: Reach::Unknown,
@@ -61,4 +62,13 @@ fn select(ids: &[String], workdir: &Path, files: &[String]) -> String {
         .map(|id| format!("--tests {}", quote(&id.replace('#', "."))))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The test command at the base, with the network ([`FetchStep::TestCommandAtBase`]).
+fn fetch() -> Option<Fetch> {
+    Some(Fetch {
+        step: FetchStep::TestCommandAtBase,
+        caches: gradle_dirs().to_vec(),
+        read: gradle_dirs().to_vec(),
+    })
 }

@@ -1,7 +1,7 @@
 //! Maven Surefire; `{junit}` is the reports directory.
 
-use super::common::{JAVA_PROTECTED, JVM_ENV, nothing, quote};
-use super::spec::{Reach, Spec, no_fetch};
+use super::common::{JAVA_PROTECTED, JVM_ENV, maven_dirs, nothing, quote};
+use super::spec::{Fetch, FetchStep, Reach, Spec};
 use crate::observe::IdSyntax;
 use crate::util::list::dedup;
 use std::path::Path;
@@ -12,9 +12,11 @@ use std::path::Path;
 const TEMPLATE: &str = "find . -path '*/target/surefire-reports' -prune -type d -exec rm -rf {} +; if [ -x ./mvnw ]; then mvn=./mvnw; else mvn=mvn; fi; \"$mvn\" -B test -Dmaven.test.failure.ignore=true -DfailIfNoTests=false -Dsurefire.failIfNoSpecifiedTests=false {tests}; status=$?; mkdir -p {junit}; find . -path '*/target/surefire-reports' -prune -type d | while read -r d; do mkdir -p {junit}/\"$d\" && cp \"$d\"/*.xml {junit}/\"$d\"/ 2>/dev/null; done; exit $status";
 
 /// No build output is kept: a seeded `target/` was measured no faster, its time being
-/// Maven's own start and plugins. Maven resolves its dependencies on first use and has no
-/// download step yet (its offline-resolve goals need plugins of their own, and load the
-/// project's build extensions).
+/// Maven's own start and plugins. Its dependencies are downloaded by the test command at the
+/// base ([`FetchStep::TestCommandAtBase`]), not by `dependency:go-offline`: that goal loads
+/// the build's extensions all the same, wants every lifecycle plugin (deploy, site) the tests
+/// never use, and still leaves out Surefire's provider, which Surefire resolves only when it
+/// runs a test.
 pub(super) const SPEC: Spec = Spec {
     name: "maven",
     template: TEMPLATE,
@@ -29,7 +31,7 @@ pub(super) const SPEC: Spec = Spec {
     sections: &[],
     build_dirs: &[],
     lock_files: &[],
-    fetch: no_fetch,
+    fetch,
     pass_env: JVM_ENV,
     env_remove: &[],
     downstream: Reach::Unknown,
@@ -43,4 +45,13 @@ fn select(ids: &[String], workdir: &Path, files: &[String]) -> String {
         return String::new();
     }
     format!("-Dtest={}", quote(&dedup(ids.iter().cloned()).join(",")))
+}
+
+/// The test command at the base, with the network ([`FetchStep::TestCommandAtBase`]).
+fn fetch() -> Option<Fetch> {
+    Some(Fetch {
+        step: FetchStep::TestCommandAtBase,
+        caches: maven_dirs().to_vec(),
+        read: maven_dirs().to_vec(),
+    })
 }

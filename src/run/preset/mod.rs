@@ -8,7 +8,7 @@
 mod common;
 mod spec;
 
-pub use spec::{Fetch, Reach};
+pub use spec::{Fetch, FetchStep, Reach};
 
 use crate::observe::IdSyntax;
 use crate::util::names::Named;
@@ -231,8 +231,8 @@ pub const BASE_ENV: &[&str] = &[
 /// covers the home shows read-only again: what the tools and their caches are, never where
 /// credentials live. Cargo's registry and git checkouts but not its `credentials.toml` or
 /// `config.toml`, rustup's toolchains, Go's module cache, pyenv's interpreters and the user
-/// site-packages, nvm's and SDKMAN's installs, Maven's repository but not its
-/// `settings.xml`, Gradle's caches and wrapper distributions but not its
+/// site-packages, nvm's and SDKMAN's installs, Maven's repository and wrapper
+/// distributions but not its `settings.xml`, Gradle's caches and wrapper distributions but not its
 /// `gradle.properties`. One list for every command, whatever its runner: none of it is
 /// secret, and a custom command runs the same tools. (Tools on `PATH` and paths the user
 /// names are shown by the sandbox itself.)
@@ -244,7 +244,6 @@ pub fn toolchain_dirs() -> Vec<PathBuf> {
     };
     let home = common::home();
     let cargo = common::cargo_home();
-    let gradle = var("GRADLE_USER_HOME").unwrap_or_else(|| home.join(".gradle"));
     let mut dirs = vec![
         cargo.join("bin"),
         cargo.join("registry"),
@@ -255,10 +254,9 @@ pub fn toolchain_dirs() -> Vec<PathBuf> {
         home.join(".local/lib"),
         var("NVM_DIR").unwrap_or_else(|| home.join(".nvm")),
         var("SDKMAN_DIR").map_or_else(|| home.join(".sdkman/candidates"), |d| d.join("candidates")),
-        home.join(".m2/repository"),
-        gradle.join("caches"),
-        gradle.join("wrapper/dists"),
     ];
+    dirs.extend(common::maven_dirs());
+    dirs.extend(common::gradle_dirs());
     dirs.extend(["GOROOT", "JAVA_HOME"].into_iter().filter_map(var));
     dirs
 }

@@ -1,7 +1,7 @@
 //! cargo-nextest, with a JUnit profile given as a tool config.
 
 use super::common::{cargo_home, quote, regex_escape};
-use super::spec::{Fetch, Reach, Spec};
+use super::spec::{Fetch, FetchStep, Reach, Spec};
 use crate::observe::IdSyntax;
 use crate::workspace::{BuildDir, BuildKind};
 use std::path::Path;
@@ -47,7 +47,7 @@ pub(super) const SPEC: Spec = Spec {
 /// `.cargo/config.toml` is not read.
 fn fetch() -> Option<Fetch> {
     Some(Fetch {
-        script: "cd / && cargo fetch --manifest-path {workdir}/Cargo.toml",
+        step: FetchStep::Script("cd / && cargo fetch --manifest-path {workdir}/Cargo.toml"),
         caches: vec![cargo_home()],
         read: vec![cargo_home().join("registry"), cargo_home().join("git")],
     })

@@ -75,14 +75,31 @@ pub enum Reach {
 /// A preset's download step ([`Spec::fetch`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetch {
-    /// The script, run at the checkout (`{workdir}` is filled in).
-    pub script: &'static str,
+    /// What runs, and where.
+    pub step: FetchStep,
     /// The host directories it downloads into: writable to it alone.
     pub caches: Vec<PathBuf>,
     /// What of them the tests read (read-only; among
     /// [`toolchain_dirs`](super::toolchain_dirs)), made before the step so that a sandbox
     /// can show them: cargo's registry, not its credentials.
     pub read: Vec<PathBuf>,
+}
+
+/// How a preset's dependencies are downloaded, and in whose checkout: that depends on whether
+/// resolving them runs the project's own code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchStep {
+    /// A download step that runs none of the project's code (`cargo fetch`, `go mod
+    /// download`), run at each side's checkout (`{workdir}` is filled in): a candidate's new
+    /// dependency is downloaded too.
+    Script(&'static str),
+    /// The build is code (Maven's plugins and extensions, Gradle's scripts), and resolving
+    /// it is not finished before its tests run (Surefire picks its provider then). So the
+    /// test command itself runs, with the network, once per base: in a checkout of the base
+    /// and the test patch that no candidate touched, the only code trusted with the network
+    /// and a shared cache. Both sides then run offline from what it downloaded; a
+    /// candidate's new dependency is not downloaded, and its tests fail to resolve it.
+    TestCommandAtBase,
 }
 
 /// No download step: the dependencies come from the setup command (`npm ci`, `pip
