@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Bumped when the stored shape or what it means changes; older entries are then ignored.
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 
 /// A directory of stored baselines, shared by the checks of one process.
 #[derive(Debug)]

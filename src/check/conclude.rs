@@ -9,8 +9,10 @@ use super::prepare::{AppliedCandidate, Prepared};
 use super::race::{BaselineSide, CandidateSide, Raced, Store};
 use crate::judge::Draft;
 use crate::judge::grade::grade;
-use crate::judge::verdict::{Aborted, Outcome, RunInfo, Stage, Verdict, Warning, WarningKind};
-use crate::observe::{Evidence, bytecode};
+use crate::judge::verdict::{
+    Aborted, ErrorCause, Outcome, RunInfo, Stage, Verdict, Warning, WarningKind,
+};
+use crate::observe::{Evidence, NotRunReason, bytecode};
 use crate::run::Preset;
 use crate::util::time::ms;
 use crate::workspace::{Caveat, OnProtectedEdit};
@@ -58,8 +60,41 @@ impl Plan {
             Some(Ok(evidence)) => Some(evidence),
             Some(Err(e)) => return draft.fail(Stage::Baseline, e.into_error(), started),
         };
+        let base_failure = base_evidence
+            .as_ref()
+            .and_then(|e| e.runner_failure.clone());
+        if let Some(why) = &base_failure {
+            // Its first line: how the command ended (the output's end is in its logs).
+            let why = why.lines().next().unwrap_or_default();
+            let why = why.trim_end_matches("; its output ends with:");
+            draft.warn(
+                WarningKind::RunnerFailed,
+                format!(
+                    "at base the {why}, so a runner failure after the patch is not the patch's \
+                     doing: the reports are taken as written, where a failure the runner could \
+                     not write may read as a pass"
+                ),
+                Vec::new(),
+            );
+        }
         let cand_evidence = match cand_run.evidence {
-            Ok(evidence) => evidence,
+            Ok(evidence) => match evidence.runner_failure.clone() {
+                // Only after the patch: the candidate's doing (the attribution rule), and none
+                // of the report's passes counts.
+                Some(message) if base_evidence.is_some() && base_failure.is_none() => {
+                    draft.aborted = Some(Aborted {
+                        reason: NotRunReason::Crashed,
+                        cause: ErrorCause::RunnerCrashed,
+                        message,
+                    });
+                    Evidence::cut_short(evidence.attempts.into_iter().next(), NotRunReason::Crashed)
+                }
+                Some(message) if base_evidence.is_none() => {
+                    let error = (ErrorCause::RunnerCrashed, unattributable(&message));
+                    return draft.fail(Stage::Candidate, error, started);
+                }
+                _ => evidence,
+            },
             Err(failure) => match (failure.not_run_reason(), &base_evidence) {
                 // The baseline ran the same tests the same way and could be judged: what cut
                 // the candidate's run short is the candidate's doing (the attribution rule).
@@ -73,12 +108,8 @@ impl Plan {
                 }
                 (Some(_), None) => {
                     let (cause, message) = failure.into_error();
-                    let message = format!(
-                        "{message}\n(with no baseline to compare, patchgrade cannot tell \
-                         whether the patch or the environment did this: run the baseline, or \
-                         keep one in the cache, to have it graded against the patch)"
-                    );
-                    return draft.fail(Stage::Candidate, (cause, message), started);
+                    let error = (cause, unattributable(&message));
+                    return draft.fail(Stage::Candidate, error, started);
                 }
                 (None, _) => return draft.fail(Stage::Candidate, failure.into_error(), started),
             },
@@ -270,4 +301,13 @@ fn named(paths: &[String]) -> String {
         text.push_str(&format!(" and {} more", paths.len() - 5));
     }
     text
+}
+
+/// A candidate's run cut short with no baseline to compare, said as an error.
+fn unattributable(message: &str) -> String {
+    format!(
+        "{message}\n(with no baseline to compare, patchgrade cannot tell whether the patch or \
+         the environment did this: run the baseline, or keep one in the cache, to have it \
+         graded against the patch)"
+    )
 }

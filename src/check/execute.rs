@@ -452,6 +452,24 @@ impl Attempts<'_> {
             ids = rest;
             attempt = self.attempt(&ids, info.attempts, info).await?;
         }
+        // A runner that failed inside wrote what it could (its own failure is not a test):
+        // whose doing that was, and what stands of the report, is the conclusion's to say.
+        if let Some(which) = attempt.report.runner_failure() {
+            let detail = format!(" after an internal error of the runner ({which})");
+            let timeout = self.plan.settings.timeout;
+            let spec = &attempt.spec;
+            evidence.runner_failure = Some(explain(
+                "test command",
+                attempt.termination,
+                timeout,
+                &detail,
+                spec,
+            ));
+            evidence
+                .attempts
+                .push(attempt.report.without_runner_failure());
+            return Ok(evidence);
+        }
         let report = attempt.report;
         evidence.attempts.push(report);
         for _ in 0..self.plan.settings.retries {
@@ -650,9 +668,10 @@ impl Failure {
     /// is to blame is the caller's to decide: only when the baseline was judged.
     pub(super) fn not_run_reason(&self) -> Option<NotRunReason> {
         match self.cause {
-            ErrorCause::NoReport | ErrorCause::EmptyReport | ErrorCause::UnreadableReport => {
-                Some(NotRunReason::Crashed)
-            }
+            ErrorCause::NoReport
+            | ErrorCause::EmptyReport
+            | ErrorCause::UnreadableReport
+            | ErrorCause::RunnerCrashed => Some(NotRunReason::Crashed),
             ErrorCause::Timeout => Some(NotRunReason::TimedOut),
             ErrorCause::SetupFailed => Some(NotRunReason::SetupFailed),
             ErrorCause::ResourceLimit => Some(NotRunReason::ResourceLimit),

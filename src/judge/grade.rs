@@ -129,13 +129,14 @@ impl<'a> Lookup<'a> {
         if let Some(reason) = self.not_run
             && resolution.observation.status.is_pass()
         {
-            // A pass in a report whose run never finished has no exit status to vouch for it:
-            // code under test could have written it and then hung. Its failures stand; its
-            // passes do not count.
+            // A pass in a report whose run was cut short has nothing to vouch for it: code
+            // under test could have written it and then hung, and a runner that failed inside
+            // writes a failure it could not format as a bare test case. Its failures stand;
+            // its passes do not count.
             resolution.observation = Observation {
                 status: TestStatus::NotRun,
                 message: Some(format!(
-                    "reported passing by a run that never finished, so not counted: {}",
+                    "reported passing by a run cut short, so not counted: {}",
                     reason.sentence()
                 )),
                 details: None,

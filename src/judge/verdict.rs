@@ -340,6 +340,10 @@ pub enum ErrorCause {
     /// The command ran into its memory or process limit (`--memory`, `--pids`) and left no
     /// usable report.
     ResourceLimit,
+    /// The runner itself failed (pytest's `INTERNALERROR`, which its JUnit report holds as
+    /// the test case `pytest.internal`): its report is not the tests' whole record, and a
+    /// failure it could not write may stand there as a pass.
+    RunnerCrashed,
 }
 
 /// The reason for outcome `error`.
@@ -410,6 +414,10 @@ pub enum WarningKind {
     /// Tests outside the task's lists that passed at base fail after the patch
     /// (`downstream.broken`): it breaks code the task's tests do not cover.
     DownstreamBreakage,
+    /// The runner failed inside (pytest's `INTERNALERROR`) at base, so not by the patch's
+    /// doing: the reports are taken as written, where a failure it could not write may read
+    /// as a pass.
+    RunnerFailed,
     /// The commands ran on the host as the user (`--sandbox none`, or no sandbox works here):
     /// code under test could reach the network, the user's files and the other side's run,
     /// and the baseline was not stored.

@@ -18,6 +18,10 @@ pub struct Evidence {
     /// its (partial, often empty) report does not hold were not run, and count as failing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_run: Option<NotRunReason>,
+    /// The runner failed inside (pytest's `INTERNALERROR`), in words: its report is what it
+    /// wrote before, where a failure it could not write may read as a pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_failure: Option<String>,
 }
 
 impl Evidence {
@@ -27,6 +31,7 @@ impl Evidence {
             attempts: vec![report],
             rejected: Vec::new(),
             not_run: None,
+            runner_failure: None,
         }
     }
 
@@ -37,6 +42,7 @@ impl Evidence {
             attempts: vec![partial.unwrap_or_default()],
             rejected: Vec::new(),
             not_run: Some(reason),
+            runner_failure: None,
         }
     }
 
@@ -107,6 +113,7 @@ impl<'a> Indexed<'a> {
             attempts,
             rejected: self.evidence.rejected.clone(),
             not_run: self.evidence.not_run,
+            runner_failure: self.evidence.runner_failure.clone(),
         }
     }
 }

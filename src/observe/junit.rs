@@ -107,6 +107,31 @@ pub enum JunitError {
 }
 
 impl Report {
+    /// Whether the runner itself failed, and which: pytest writes its `INTERNALERROR` as the
+    /// test case `internal` of class `pytest`, with an error, beside the cases it wrote before
+    /// (its traceback is in the command's output, which ends with the exception).
+    pub fn runner_failure(&self) -> Option<&'static str> {
+        self.cases
+            .iter()
+            .any(|c| {
+                c.classname == "pytest"
+                    && c.name == "internal"
+                    && c.observation.status == TestStatus::Error
+            })
+            .then_some("pytest's INTERNALERROR")
+    }
+
+    /// The report less the runner's own failure ([`Report::runner_failure`]): the cases it
+    /// wrote before it failed, which a run cut short leaves (whose passes do not count).
+    pub fn without_runner_failure(&self) -> Report {
+        let mut report = self.clone_without_cases();
+        report.cases = (self.cases.iter())
+            .filter(|c| !(c.classname == "pytest" && c.name == "internal"))
+            .cloned()
+            .collect();
+        report
+    }
+
     /// Read a report file, or every `*.xml` file of a directory (Surefire and Gradle write one
     /// file per class).
     pub fn read(path: &Path) -> Result<Report, JunitError> {

@@ -188,10 +188,76 @@ fn a_hung_runs_report_keeps_its_failures_not_its_passes() {
     assert!(
         add["message"]
             .as_str()
-            .is_some_and(|m| m.contains("reported passing by a run that never finished")),
+            .is_some_and(|m| m.contains("reported passing by a run cut short")),
         "{v:#}"
     );
     assert_eq!(v["outcome"], "regression", "{v:#}");
+}
+
+/// A candidate that breaks pytest's own reporting (as a patch to pytest did in SWE-bench's
+/// pytest-dev__pytest-7220, whose failures pytest could no longer format): pytest stops with
+/// INTERNALERROR, and its JUnit report holds the failing test as a bare test case, which
+/// reads as a pass. The runner failed inside: no pass of that run counts, and the candidate
+/// is graded for the crash, named.
+#[test]
+fn a_runner_that_fails_inside_counts_none_of_its_passes() {
+    let f = Fixture::calc();
+    let patch = calc_with(
+        &f,
+        "reporter.diff",
+        "import _pytest.junitxml\n\n\ndef _broken(self, report):\n    \
+         raise RuntimeError('the reporter broke')\n\n\n\
+         _pytest.junitxml._NodeReporter.append_failure = _broken\n\n\n",
+    );
+    let v = f.run(&calc_args(&patch)).json();
+    assert_eq!(v["aborted"]["reason"], "crashed", "{v:#}");
+    assert_eq!(v["aborted"]["cause"], "runner-crashed", "{v:#}");
+    let message = v["aborted"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("INTERNALERROR") && message.contains("the reporter broke"),
+        "{message}"
+    );
+    assert_eq!(v["f2p"]["passing"], 0, "{v:#}");
+    for t in v["tests"].as_array().expect("tests") {
+        assert_ne!(t["status"], "passed", "{t:#}");
+    }
+    assert_eq!(v["outcome"], "regression", "{v:#}");
+}
+
+/// The same runner failure at base (a task whose bug is such a failure, as SWE-bench's
+/// pytest-dev__pytest-7168) is not the patch's doing, whether the patch fixes the bug or not:
+/// nothing is blamed on it, the reports are taken as written, and a warning says that a
+/// failure the runner could not write may read as a pass there.
+#[test]
+fn a_runner_that_fails_inside_at_base_too_blames_no_one() {
+    let reporter = "import _pytest.junitxml\n\n\ndef _broken(self, report):\n    \
+                    raise RuntimeError('the reporter broke')\n\n\n\
+                    _pytest.junitxml._NodeReporter.append_failure = _broken\n\n\n";
+    let calc = |body: &str| format!("{reporter}def twice(x):\n    return {body}\n");
+    let tests = "from calc import twice\n\n\ndef test_zero():\n    assert twice(0) == 0\n\n\n\
+                 def test_two():\n    assert twice(2) == 4\n";
+    let f = Fixture::with_files(&[("calc.py", &calc("x * 3")), ("test_calc.py", tests)]);
+    let fix = f.diff_of("fix.diff", &[("calc.py", &calc("x * 2"))]);
+    let still = f.diff_of("still.diff", &[("calc.py", &calc("x * 4"))]);
+    let args = |patch: &std::path::Path| {
+        CheckArgs::new()
+            .runner("pytest")
+            .json()
+            .patch(patch)
+            .f2p("test_calc.py::test_two")
+            .p2p("test_calc.py::test_zero")
+    };
+    for patch in [&fix, &still] {
+        let v = f.run(&args(patch)).json();
+        assert!(v.get("aborted").is_none(), "{v:#}");
+        let warned = warning(&v, "runner-failed").expect("the runner's failure at base is said");
+        assert!(
+            warned["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("INTERNALERROR")),
+            "{v:#}"
+        );
+    }
 }
 
 /// A `conftest.py` that rewrites the report to pass, then hangs so that no exit status can
@@ -214,7 +280,7 @@ fn a_report_forged_to_pass_before_a_hang_counts_for_nothing() {
         assert!(
             graded(&v, id)["message"]
                 .as_str()
-                .is_some_and(|m| m.contains("reported passing by a run that never finished")),
+                .is_some_and(|m| m.contains("reported passing by a run cut short")),
             "{v:#}"
         );
     }
