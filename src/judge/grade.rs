@@ -141,6 +141,9 @@ impl<'a> Lookup<'a> {
                 )),
                 details: None,
             };
+            // SWE-bench reads no status from a log cut short either (its parser needs the
+            // summary a crashed or killed pytest never prints).
+            resolution.swebench = crate::observe::SwebenchView::Fail;
             return resolution;
         }
         let status = resolution.observation.status;

@@ -212,6 +212,8 @@ fn a_runner_that_fails_inside_counts_none_of_its_passes() {
     let v = f.run(&calc_args(&patch)).json();
     assert_eq!(v["aborted"]["reason"], "crashed", "{v:#}");
     assert_eq!(v["aborted"]["cause"], "runner-crashed", "{v:#}");
+    // SWE-bench's scoring agrees: its parser finds no status in such a log.
+    assert_ne!(v["swebench_resolved"], true, "{v:#}");
     let message = v["aborted"]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("INTERNALERROR") && message.contains("the reporter broke"),
