@@ -690,7 +690,7 @@ fn check_caches_by_default_and_sees_a_changed_toolchain() {
     let first = check(&[], None);
     assert_eq!(first["outcome"], "regression");
     assert!(!cached(&first));
-    let entries = f.cache_home().join("patchgrade/baseline-v3");
+    let entries = f.cache_home().join("patchgrade/baseline-v4");
     assert_eq!(std::fs::read_dir(&entries).unwrap().count(), 1);
     let second = check(&[], None);
     assert!(cached(&second));

@@ -78,7 +78,7 @@ fn probe(sandbox: &str, extra: &[&str]) -> (Value, Value, Fixture) {
         ".patchgrade-cache-{sandbox}-{}",
         std::process::id()
     ));
-    std::fs::create_dir_all(cache.join("baseline-v3")).unwrap();
+    std::fs::create_dir_all(cache.join("baseline-v4")).unwrap();
     std::fs::create_dir_all(f.tmp.join("another-run")).unwrap();
     let outside = home.join(format!(
         ".patchgrade-escaped-{sandbox}-{}",
@@ -209,7 +209,7 @@ fn with_sandbox_none_the_same_test_reaches_everything_and_is_warned_about() {
     let (cand, _, f) = probe("none", &[]);
     assert_eq!(cand["host_loopback"], true, "{cand}");
     assert_eq!(cand["wrote_outside"], true, "{cand}");
-    assert_eq!(cand["cache"], serde_json::json!(["baseline-v3"]), "{cand}");
+    assert_eq!(cand["cache"], serde_json::json!(["baseline-v4"]), "{cand}");
     assert_eq!(cand["other_side"], true, "{cand}");
     let tmp = cand["tmpdir"].as_array().cloned().unwrap_or_default();
     assert!(tmp.contains(&"another-run".into()), "{cand}");
