@@ -64,18 +64,7 @@ impl Plan {
             .as_ref()
             .and_then(|e| e.runner_failure.clone());
         if let Some(why) = &base_failure {
-            // Its first line: how the command ended (the output's end is in its logs).
-            let why = why.lines().next().unwrap_or_default();
-            let why = why.trim_end_matches("; its output ends with:");
-            draft.warn(
-                WarningKind::RunnerFailed,
-                format!(
-                    "at base the {why}, so a runner failure after the patch is not the patch's \
-                     doing: the reports are taken as written, where a failure the runner could \
-                     not write may read as a pass"
-                ),
-                Vec::new(),
-            );
+            warn_runner_failed_at_base(&mut draft, why);
         }
         let cand_evidence = match cand_run.evidence {
             Ok(evidence) => match evidence.runner_failure.clone() {
@@ -310,4 +299,21 @@ fn unattributable(message: &str) -> String {
          the environment did this: run the baseline, or keep one in the cache, to have it \
          graded against the patch)"
     )
+}
+
+/// The warning for a runner that failed inside at base: whatever it does after the patch is
+/// not the patch's doing.
+fn warn_runner_failed_at_base(draft: &mut Draft, why: &str) {
+    // Its first line: how the command ended (the output's end is in its logs).
+    let why = why.lines().next().unwrap_or_default();
+    let why = why.trim_end_matches("; its output ends with:");
+    draft.warn(
+        WarningKind::RunnerFailed,
+        format!(
+            "at base the {why}, so a runner failure after the patch is not the patch's doing: \
+             the reports are taken as written, where a failure the runner could not write may \
+             read as a pass"
+        ),
+        Vec::new(),
+    );
 }
