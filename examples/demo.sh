@@ -7,11 +7,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 example="$root/examples/calc"
 export PATH="$("$root/scripts/pyenv"):$PATH"
 
-if [ ! -x "$root/target/release/patchgrade" ]; then
+# Cargo builds where CARGO_TARGET_DIR says, when it is set.
+patchgrade="${CARGO_TARGET_DIR:-$root/target}/release/patchgrade"
+if [ ! -x "$patchgrade" ]; then
     echo "Building patchgrade (release; a few minutes the first time)..." >&2
 fi
 cargo build --quiet --release --manifest-path "$root/Cargo.toml"
-patchgrade="$root/target/release/patchgrade"
 
 repo=$(mktemp -d "${TMPDIR:-/tmp}/patchgrade-demo.XXXXXX")
 trap 'rm -rf "$repo"' EXIT
@@ -20,6 +21,7 @@ git -C "$repo" init --quiet
 git -C "$repo" add --all
 git -C "$repo" -c user.name=demo -c user.email=demo@example.invalid commit --quiet -m "calc: base"
 
+failed=0
 echo "Grading each patch in examples/calc/patches against $repo"
 echo
 printf '%-28s %-20s %s\n' "patch" "outcome" "exit"
@@ -31,6 +33,10 @@ for patch in resolved breaking-resolved partially-resolved work-in-progress no-o
   code=${PIPESTATUS[0]}
   set -e
   printf '%-28s %-20s %s\n' "$patch.diff" "$outcome" "$code"
+  # Each patch is named for the outcome it shows (empty.diff: empty-patch).
+  expected=$patch
+  [ "$patch" = empty ] && expected=empty-patch
+  [ "$outcome" = "$expected" ] || { echo "demo: $patch.diff graded $outcome, not $expected" >&2; failed=1; }
 done
 
 echo
@@ -38,3 +44,4 @@ echo "The full report for regression.diff:"
 echo
 "$patchgrade" check --task "$example/task.toml" --repo "$repo" \
   --patch "$example/patches/regression.diff" || true
+exit "$failed"
