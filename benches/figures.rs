@@ -268,6 +268,10 @@ fn overhead() {
         bare_run();
     };
     let cache = tmp.path().join("cache");
+    let check_with = |baseline: &str, cache: &Path, how: &[&str]| {
+        let how = [&["--baseline", baseline][..], how].concat();
+        check_json(&repo, &patch, &ids_file, cache, &how)
+    };
     let check = |baseline: &str| {
         let cache = if baseline == "cold" {
             tmp.path()
@@ -276,35 +280,33 @@ fn overhead() {
             cache.clone()
         };
         let baseline = if baseline == "cold" { "skip" } else { baseline };
-        patchgrade(
-            &[
-                "check",
-                "--format",
-                "json",
-                "--baseline",
-                baseline,
-                "--cache-dir",
-                cache.to_str().unwrap(),
-                "--runner",
-                "pytest",
-                "--patch",
-                patch.to_str().unwrap(),
-                "--p2p-file",
-                ids_file.to_str().unwrap(),
-            ],
-            &repo,
-        )
+        check_with(baseline, &cache, &["--runner", "pytest"])
     };
     // Warm both: the bare tree's bytecode, and the cache (a baseline and its build seed), as
     // an agent loop's first check leaves it.
     bare_run();
     let first = check("run");
     assert_eq!(first["outcome"], "no-breakage", "{first:#}");
+    // A check's own cost, alone: the same check whose test command copies the bare run's
+    // report, so that what is left is the process, the checkout, the patch, the sandbox's
+    // start, the report's reading and the cleanup.
+    let saved = tmp.path().join("saved.xml");
+    std::fs::copy(&junit, &saved).unwrap();
+    let copy_cmd = format!("cp {} {{junit}}", saved.display());
+    let fixed_cache = tmp.path().join("fixed-cache");
+    let fixed = || {
+        let how = ["--test-cmd", copy_cmd.as_str(), "--ids", "pytest"];
+        check_with("skip", &fixed_cache, &how)
+    };
     let load_before = load();
     let (mut bare, mut checked, mut cold, mut steps) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut bare_edited = Vec::new();
+    let (mut bare_edited, mut fixed_times, mut fixed_steps) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..OVERHEAD_PAIRS {
+        let mut v = serde_json::Value::Null;
+        fixed_times.push(time(|| v = fixed()));
+        assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+        fixed_steps.push(v);
         bare.push(time(bare_run));
         bare_edited.push(time(bare_edited_run));
         let mut v = serde_json::Value::Null;
@@ -320,14 +322,7 @@ fn overhead() {
     let load_after = load();
     let (bare, check_time, cold) = (median(bare), median(checked), median(cold));
     let bare_edited = median(bare_edited);
-    let step = |name: &str| -> u64 {
-        let mut xs: Vec<u64> = steps
-            .iter()
-            .map(|v| v["runs"]["candidate"]["steps"][name].as_u64().unwrap_or(0))
-            .collect();
-        xs.sort_unstable();
-        xs[xs.len() / 2]
-    };
+    let step = |name: &str| median_step(&steps, name);
     let judge = {
         let mut xs: Vec<u64> = steps
             .iter()
@@ -336,6 +331,7 @@ fn overhead() {
         xs.sort_unstable();
         xs[xs.len() / 2]
     };
+    let fixed_step = |name: &str| median_step(&fixed_steps, name);
     let seeded = steps
         .iter()
         .filter(|v| v["runs"]["candidate"]["seeded"] == true)
@@ -363,6 +359,13 @@ fn overhead() {
         judge
     );
     println!(
+        "a check's own fixed cost (its command copies a saved report): {:.1} ms; checkout {}, apply {}, command {} (the sandbox's start with it)",
+        median(fixed_times).as_secs_f64() * 1000.0,
+        fixed_step("checkout_ms"),
+        fixed_step("apply_ms"),
+        fixed_step("command_ms"),
+    );
+    println!(
         "ratio: {:.3}x, the median of {OVERHEAD_PAIRS} interleaved pairs (target <= 1.03x)",
         check_time.as_secs_f64() / bare.as_secs_f64()
     );
@@ -371,6 +374,40 @@ fn overhead() {
         secs(bare_edited),
         check_time.as_secs_f64() / bare_edited.as_secs_f64()
     );
+}
+
+/// `check --format json --cache-dir CACHE --patch PATCH --p2p-file IDS` in `repo`, with
+/// `how` (the runner or command, the baseline) after.
+fn check_json(
+    repo: &Path,
+    patch: &Path,
+    ids: &Path,
+    cache: &Path,
+    how: &[&str],
+) -> serde_json::Value {
+    let mut args = vec![
+        "check",
+        "--format",
+        "json",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--patch",
+        patch.to_str().unwrap(),
+        "--p2p-file",
+        ids.to_str().unwrap(),
+    ];
+    args.extend_from_slice(how);
+    patchgrade(&args, repo)
+}
+
+/// The median of one step of the candidate's runs (`runs.candidate.steps.NAME`, ms).
+fn median_step(verdicts: &[serde_json::Value], name: &str) -> u64 {
+    let mut xs: Vec<u64> = verdicts
+        .iter()
+        .map(|v| v["runs"]["candidate"]["steps"][name].as_u64().unwrap_or(0))
+        .collect();
+    xs.sort_unstable();
+    xs[xs.len() / 2]
 }
 
 /// Copy a directory tree (regular files and directories).
@@ -644,21 +681,8 @@ fn agent_loop() {
         })
         .collect();
     let run = |patch: &Path, extra: &[&str], cache: &Path| -> serde_json::Value {
-        let mut args = vec![
-            "check",
-            "--format",
-            "json",
-            "--runner",
-            "pytest",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--patch",
-            patch.to_str().unwrap(),
-            "--p2p-file",
-            ids_file.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        patchgrade(&args, &repo)
+        let how = [&["--runner", "pytest"][..], extra].concat();
+        check_json(&repo, patch, &ids_file, cache, &how)
     };
     let (mut loops, mut singles, mut baselines) = (Vec::new(), Vec::new(), Vec::new());
     let mut pooled = Vec::new();

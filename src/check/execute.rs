@@ -1,6 +1,7 @@
 //! Running the tests in a prepared checkout: setup, attempts, retries, and what their logs
 //! say when a run cannot be judged.
 
+use super::early::Early;
 use super::plan::Plan;
 use super::prepare::Prepared;
 use crate::judge::grade::retry_candidates;
@@ -16,6 +17,9 @@ use crate::run::{Jail, Launcher, Limits, Termination, process};
 use crate::util::time::ms;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// A command's environment: variables to set, and names it must not inherit.
+type CommandEnv = (Vec<(String, String)>, Vec<String>);
 
 /// How many times the tests run again without the ids the runner refused: pytest before 6
 /// names one missing file a run, and SWE-bench's data holds tasks with several ids that name
@@ -67,9 +71,9 @@ impl Plan {
         });
         let online = setup.is_some() || download.is_some();
         let opening = Instant::now();
-        let opened = self.open_jail(paths, online, job).await;
+        let opened = self.open_side(prepared, paths, online, job).await;
         info.steps.sandbox_ms = ms(opening.elapsed());
-        let (jail, env) = match opened {
+        let (jail, env, gated) = match opened {
             Ok(opened) => opened,
             Err(failure) => {
                 info.duration_ms = ms(started.elapsed());
@@ -81,6 +85,7 @@ impl Plan {
         };
         let runner = Attempts {
             ahead: std::sync::Mutex::new(prepared.take_launcher()),
+            gated: std::sync::Mutex::new(gated),
             plan: self,
             job,
             dir,
@@ -167,6 +172,27 @@ impl Plan {
         Ok((jail, env))
     }
 
+    /// The side's sandbox and its commands' environment: opened while its checkout was
+    /// written, its first command held at the gate (see `early`), or opened now.
+    async fn open_side(
+        &self,
+        prepared: &Prepared,
+        paths: Paths,
+        online: bool,
+        job: &Job<'_>,
+    ) -> Result<(Jail, CommandEnv, Option<process::Gated>), Failure> {
+        match prepared.take_early() {
+            Some(early) => {
+                let Early { gated, jail, env } = *early;
+                Ok((jail, env, Some(gated)))
+            }
+            None => {
+                let (jail, env) = self.open_jail(paths, online, job).await?;
+                Ok((jail, env, None))
+            }
+        }
+    }
+
     /// Run the `--setup-once` setup in a pool slot's checkout of the base, before any patch,
     /// in the plan's sandbox with the network: its output becomes the slot's to start from.
     pub(super) async fn setup_on_base(
@@ -192,6 +218,7 @@ impl Plan {
         let job = self.tests_job();
         let runner = Attempts {
             ahead: std::sync::Mutex::new(prepared.take_launcher()),
+            gated: std::sync::Mutex::new(None),
             plan: self,
             job: &job,
             dir,
@@ -291,6 +318,9 @@ pub(super) struct Attempts<'a> {
     pub(super) jail: &'a Jail,
     /// The first command's launcher, its groups joined while the checkout was made.
     pub(super) ahead: std::sync::Mutex<Option<Launcher>>,
+    /// The first command, started while the checkout was made and held at the sandbox's gate
+    /// (see `early`).
+    pub(super) gated: std::sync::Mutex<Option<process::Gated>>,
     /// Host directories the test command may write, with the network: the caches of the
     /// download at the base ([`FetchStep::TestCommandAtBase`]). Empty for a side's tests,
     /// which are offline.
@@ -339,23 +369,15 @@ impl Attempts<'_> {
         network: bool,
         writable: &[PathBuf],
     ) -> process::Spec {
-        let launch = self
-            .jail
-            .launch(log, self.env.clone(), network, writable, &self.pass_env);
-        process::Spec {
-            script,
-            script_file: launch.script_file,
-            argv: launch.argv,
-            cwd: self.workdir.clone(),
-            env: launch.env.0,
-            env_remove: launch.env.1,
-            timeout: self.plan.settings.timeout,
-            stdout: self.dir.join(format!("{log}.stdout.log")),
-            stderr: self.dir.join(format!("{log}.stderr.log")),
-            hold_open: self.hold,
-            limits: launch.limits,
-            pass_env: launch.pass_env,
-        }
+        self.jail
+            .launch(log, self.env.clone(), network, writable, &self.pass_env)
+            .spec(
+                script,
+                &self.workdir,
+                self.plan.settings.timeout,
+                (self.dir, log),
+                self.hold,
+            )
     }
 
     /// The setup command, with the network; `log` names its script and logs.
@@ -409,8 +431,14 @@ impl Attempts<'_> {
 
     /// Run one command; nothing it started survives it, in the sandbox either.
     async fn run(&self, spec: &process::Spec) -> std::io::Result<process::Finished> {
-        let ahead = self.ahead.lock().ok().and_then(|mut a| a.take());
-        let finished = process::run_from(spec, ahead).await;
+        let gated = self.gated.lock().ok().and_then(|mut g| g.take());
+        let finished = match gated {
+            Some(gated) => process::release(gated, spec).await,
+            None => {
+                let ahead = self.ahead.lock().ok().and_then(|mut a| a.take());
+                process::run_from(spec, ahead).await
+            }
+        };
         if !matches!(&finished, Ok(f) if matches!(f.termination, Termination::Exited(_))) {
             self.jail.settle().await;
         }

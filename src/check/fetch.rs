@@ -98,6 +98,7 @@ impl Plan {
         };
         let runner = Attempts {
             ahead: std::sync::Mutex::new(None),
+            gated: std::sync::Mutex::new(None),
             plan: self,
             job: &job,
             dir,

@@ -11,7 +11,8 @@
 //! - `downstream`: the tests outside the task's lists to run too;
 //! - `graded`: which tests both sides run, grading reads and a stored baseline keeps;
 //! - `race`: both sides side by side, each `prepare`d (checkout, patches) and `execute`d
-//!   (setup, the command, retries), their build output seeded (`seeding`);
+//!   (setup, the command, retries), their build output seeded (`seeding`), the candidate's
+//!   sandbox started while its checkout is written (`early`);
 //! - `conclude`: what both sides produced, judged into the verdict.
 //!
 //! Beside them: [`BaselineCache`] (`cache`), [`Check::derive`] (`derive`: a task's lists
@@ -23,6 +24,7 @@ mod cache;
 mod conclude;
 mod derive;
 mod downstream;
+mod early;
 mod error;
 mod execute;
 mod fetch;

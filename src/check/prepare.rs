@@ -2,6 +2,7 @@
 //! baseline, in a temporary run directory or a pool's slot.
 
 use super::Error;
+use super::early::Early;
 use super::seeding::{Seeded, Seeding};
 use crate::judge::verdict::{ErrorCause, Steps};
 use crate::run::Launcher;
@@ -207,12 +208,20 @@ pub(super) struct Prepared {
     /// The first command's control groups, joined while this checkout was made
     /// ([`Launcher`]); taken by that command.
     pub(super) launcher: std::sync::Mutex<Option<Launcher>>,
+    /// The sandbox opened, and the first command started at its gate, while this checkout
+    /// was made ([`Early`]); taken by the run.
+    pub(super) early: std::sync::Mutex<Option<Box<Early>>>,
 }
 
 impl Prepared {
     /// The first command's launcher, once: later commands join their groups themselves.
     pub(super) fn take_launcher(&self) -> Option<Launcher> {
         self.launcher.lock().ok().and_then(|mut l| l.take())
+    }
+
+    /// The sandbox and first command started ahead, once.
+    pub(super) fn take_early(&self) -> Option<Box<Early>> {
+        self.early.lock().ok().and_then(|mut e| e.take())
     }
 }
 
@@ -250,6 +259,7 @@ pub(super) fn create_checkout(
         },
         setup_on_base: false,
         launcher: std::sync::Mutex::new(None),
+        early: std::sync::Mutex::new(None),
     };
     log::info!(
         "checkout of {} in {}{}",

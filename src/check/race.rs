@@ -92,12 +92,19 @@ impl Plan {
         let cand_side = async {
             // Its first command's control groups, joined while the checkout is made: the
             // kernel makes the first join wait (see `Launcher`).
-            let launcher = self.launcher();
-            let prepared = cand.await;
+            // Or more: its sandbox built, and the tests started at its gate (see `early`).
+            let launcher = if self.starts_early() {
+                None
+            } else {
+                self.launcher()
+            };
+            let early = self.early_start(&cand_dir, hidden);
+            let (prepared, early) = tokio::join!(cand, early);
             let _ = test_started.set(Instant::now());
             match prepared {
                 Ok(Candidate::Applied(mut applied)) => {
                     applied.prepared.launcher = std::sync::Mutex::new(launcher);
+                    applied.prepared.early = std::sync::Mutex::new(early);
                     applied.prepared.steps.fetch_ms += fetch_ms;
                     let job = self.tests_job();
                     let run = self.execute(&job, &cand_dir, &applied.prepared, hidden, keep);

@@ -97,6 +97,22 @@ impl Launcher {
         rx.await.map_err(|_| gone())?
     }
 
+    /// Move `pid` and every process it has started into the groups: a command started
+    /// outside them, that has run nothing of its own yet (held at a gate), joins them before
+    /// it does. The processes must not fork meanwhile.
+    pub fn adopt(&self, pid: u32) -> std::io::Result<()> {
+        let group = self
+            .group
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the launcher has no groups"))?;
+        let mut stack = vec![pid];
+        while let Some(pid) = stack.pop() {
+            group.adopt(pid)?;
+            stack.extend(children(pid)?);
+        }
+        Ok(())
+    }
+
     /// The groups, once the thread has left them (the command has ended).
     pub fn finish(mut self) -> Option<Cgroup> {
         self.stop();
@@ -111,6 +127,20 @@ impl Launcher {
             let _ = thread.join();
         }
     }
+}
+
+/// The processes `pid`'s threads have started (`/proc/PID/task/TID/children`).
+fn children(pid: u32) -> std::io::Result<Vec<u32>> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let listed = std::fs::read_to_string(task?.path().join("children"))?;
+        found.extend(
+            listed
+                .split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    Ok(found)
 }
 
 impl Drop for Launcher {

@@ -166,6 +166,18 @@ impl Cgroup {
             .map(Tasks)
     }
 
+    /// Move the running process `pid`, all its threads, into the groups (what it forks after
+    /// is born in them). Moved after its start, it ran outside them until now.
+    pub(super) fn adopt(&self, pid: u32) -> std::io::Result<()> {
+        let pid = pid.to_string();
+        for procs in &self.procs {
+            if nix::unistd::write(procs, pid.as_bytes())? != pid.len() {
+                return Err(std::io::Error::other("short write to cgroup.procs"));
+            }
+        }
+        Ok(())
+    }
+
     /// The descriptors the child writes `0` into, between fork and exec, to join the groups.
     pub fn join_fds(&self) -> Vec<std::os::fd::RawFd> {
         self.procs.iter().map(AsRawFd::as_raw_fd).collect()

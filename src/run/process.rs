@@ -138,6 +138,130 @@ pub async fn run(spec: &Spec) -> std::io::Result<Finished> {
 /// [`run`], started from `ahead`'s thread, already in control groups made for the spec's
 /// limits, where it could join them (else as [`run`]: the child joins groups of its own).
 pub async fn run_from(spec: &Spec, ahead: Option<Launcher>) -> std::io::Result<Finished> {
+    std::fs::write(&spec.script_file, &spec.script)?;
+    let confinement = match ahead.filter(|l| Some(l.limits()) == spec.limits) {
+        Some(launcher) => match launcher.ready().await {
+            Some(ready) => Confinement::Launcher(ready),
+            None => Confinement::Own,
+        },
+        None => Confinement::Own,
+    };
+    let spawned = spawn(spec, &spec.argv, confinement, None).await?;
+    spawned.finish(spec.timeout).await
+}
+
+/// A command started ahead of its time, held at a gate (bwrap's `--block-fd`) with its
+/// sandbox built: its start costs nothing once the checkout it runs in is written. It runs
+/// only when [`release`]d; dropped, it is killed before the gate can open.
+pub struct Gated {
+    /// Declared first: dropped (the group killed) before the gate's end is closed, which
+    /// would open it.
+    spawned: Spawned,
+    gate: std::os::fd::OwnedFd,
+    /// What it was started as: its spec but the script, which is written at release.
+    started_as: Spec,
+}
+
+/// Start `spec`'s command now, held at a gate: `gate` turns its command line into one that
+/// waits to read a byte from a descriptor (`None`: the sandbox has no such gate, and nothing
+/// is started). The script is not written yet (the command line names its file).
+///
+/// It starts at once, outside any control group: its join would wait for the kernel (see
+/// [`Launcher`]), and until the gate opens only the sandbox's own code runs. `ahead` joins its
+/// groups meanwhile, and at [`release`] the held processes are moved into them.
+pub async fn prestart(
+    spec: &Spec,
+    ahead: Launcher,
+    gate: impl FnOnce(std::os::fd::RawFd) -> Option<Vec<std::ffi::OsString>>,
+) -> std::io::Result<Option<Gated>> {
+    use std::os::fd::AsRawFd;
+    if Some(ahead.limits()) != spec.limits {
+        return Ok(None);
+    }
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let Some(argv) = gate(read.as_raw_fd()) else {
+        return Ok(None);
+    };
+    let mut spawned = spawn(spec, &argv, Confinement::Later, Some(read.as_raw_fd())).await?;
+    spawned.ahead = Some(ahead);
+    // The child holds its copy; the parent's read end would keep the pipe open past it.
+    drop(read);
+    Ok(Some(Gated {
+        spawned,
+        gate: write,
+        started_as: spec.clone(),
+    }))
+}
+
+/// Run `spec` through a command [`prestart`]ed for it: moved into its groups, its script
+/// written, its gate opened, its timeout counted from now. A gated command started for
+/// another spec (its command line, environment or logs differ), or that cannot be moved into
+/// its groups, is killed, and `spec` is run as [`run`] does.
+pub async fn release(gated: Gated, spec: &Spec) -> std::io::Result<Finished> {
+    let same = {
+        let (a, b) = (&gated.started_as, spec);
+        (&a.argv, &a.cwd, &a.env, &a.env_remove, &a.pass_env)
+            == (&b.argv, &b.cwd, &b.env, &b.env_remove, &b.pass_env)
+            && (&a.stdout, &a.stderr, &a.script_file, a.hold_open, a.limits)
+                == (&b.stdout, &b.stderr, &b.script_file, b.hold_open, b.limits)
+    };
+    let Gated {
+        mut spawned, gate, ..
+    } = gated;
+    let ahead = match spawned.ahead.take() {
+        Some(launcher) if same => launcher.ready().await,
+        _ => None,
+    };
+    let adopted = ahead
+        .as_ref()
+        .zip(spawned.child.id())
+        .is_some_and(|(launcher, pid)| launcher.adopt(pid).is_ok());
+    if !adopted {
+        // Killed (its group, and what joined the launcher's groups) before the gate's end
+        // closes, which would open it.
+        drop(spawned);
+        drop(ahead);
+        drop(gate);
+        return run_from(spec, None).await;
+    }
+    spawned.ahead = ahead;
+    std::fs::write(&spec.script_file, &spec.script)?;
+    // A sandbox that failed while it was being built has exited already: no one reads, and
+    // its own words are in its log.
+    let _ = nix::unistd::write(&gate, b"g");
+    drop(gate);
+    spawned.started = Instant::now();
+    spawned.finish(spec.timeout).await
+}
+
+/// Where a command's control groups come from.
+enum Confinement {
+    /// A launcher's, its thread in them already: the child is born inside.
+    Launcher(Launcher),
+    /// Its own, joined between fork and exec (or, where none can be made, rlimits).
+    Own,
+    /// None yet: it is moved into a launcher's before it runs anything of its own.
+    Later,
+}
+
+/// A started command: its child, its process group, its logs being written, its groups.
+struct Spawned {
+    child: tokio::process::Child,
+    group: GroupGuard,
+    logs: [Option<tokio::task::JoinHandle<std::io::Result<()>>>; 2],
+    ahead: Option<Launcher>,
+    cgroup: Option<Cgroup>,
+    started: Instant,
+}
+
+/// Start `argv` as `spec` says (its script already written, or written before its gate
+/// opens); `gate`: a descriptor it inherits.
+async fn spawn(
+    spec: &Spec,
+    argv: &[std::ffi::OsString],
+    confinement: Confinement,
+    gate: Option<std::os::fd::RawFd>,
+) -> std::io::Result<Spawned> {
     log::info!(
         "running {} in {}",
         spec.script_file.display(),
@@ -146,8 +270,7 @@ pub async fn run_from(spec: &Spec, ahead: Option<Launcher>) -> std::io::Result<F
     log::debug!("{}", spec.script.trim_end());
     let stdout = tokio::fs::File::from_std(File::create(&spec.stdout)?);
     let stderr = tokio::fs::File::from_std(File::create(&spec.stderr)?);
-    std::fs::write(&spec.script_file, &spec.script)?;
-    let Some((program, args)) = spec.argv.split_first() else {
+    let Some((program, args)) = argv.split_first() else {
         return Err(std::io::Error::other("no program to run"));
     };
     let mut command = tokio::process::Command::new(program);
@@ -159,15 +282,13 @@ pub async fn run_from(spec: &Spec, ahead: Option<Launcher>) -> std::io::Result<F
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let ahead = match ahead.filter(|l| Some(l.limits()) == spec.limits) {
-        Some(launcher) => launcher.ready().await,
-        None => None,
+    let (ahead, cgroup, born_inside) = match confinement {
+        Confinement::Launcher(launcher) => (Some(launcher), None, true),
+        Confinement::Own => (None, spec.limits.and_then(Cgroup::create), false),
+        // Neither groups nor rlimits: the groups come before anything of its own runs.
+        Confinement::Later => (None, None, true),
     };
-    let cgroup = match &ahead {
-        Some(_) => None,
-        None => spec.limits.and_then(Cgroup::create),
-    };
-    confine(&mut command, spec, cgroup.as_ref(), ahead.is_some());
+    confine(&mut command, spec, cgroup.as_ref(), born_inside, gate);
     if let Some(names) = &spec.pass_env {
         command.env_clear();
         command.envs(
@@ -199,36 +320,49 @@ pub async fn run_from(spec: &Spec, ahead: Option<Launcher>) -> std::io::Result<F
             .take()
             .map(|pipe| tokio::spawn(capture(pipe, stderr))),
     ];
-
-    let termination = wait(&mut child, &group, spec.timeout).await?;
-    // Background processes the command left running die with it, and so does anything in
-    // its control groups that left the process group.
-    group.reap().await;
-    // A launcher's thread leaves its groups before they are emptied.
-    let cgroup = match ahead {
-        Some(launcher) => launcher.finish(),
-        None => cgroup,
-    };
-    let limit_hit = match cgroup {
-        Some(cgroup) => {
-            cgroup.empty().await;
-            let hit = cgroup.hit();
-            cgroup.remove().await;
-            hit
-        }
-        None => None,
-    };
-    for log in logs.into_iter().flatten() {
-        let abort = log.abort_handle();
-        if tokio::time::timeout(DRAIN, log).await.is_err() {
-            abort.abort();
-        }
-    }
-    Ok(Finished {
-        termination,
-        duration: started.elapsed(),
-        limit_hit,
+    Ok(Spawned {
+        child,
+        group,
+        logs,
+        ahead,
+        cgroup,
+        started,
     })
+}
+
+impl Spawned {
+    /// Wait for it to end, or for its timeout; then nothing of it is left.
+    async fn finish(mut self, timeout: Duration) -> std::io::Result<Finished> {
+        let termination = wait(&mut self.child, &self.group, timeout).await?;
+        // Background processes the command left running die with it, and so does anything
+        // in its control groups that left the process group.
+        self.group.reap().await;
+        // A launcher's thread leaves its groups before they are emptied.
+        let cgroup = match self.ahead.take() {
+            Some(launcher) => launcher.finish(),
+            None => self.cgroup.take(),
+        };
+        let limit_hit = match cgroup {
+            Some(cgroup) => {
+                cgroup.empty().await;
+                let hit = cgroup.hit();
+                cgroup.remove().await;
+                hit
+            }
+            None => None,
+        };
+        for log in std::mem::take(&mut self.logs).into_iter().flatten() {
+            let abort = log.abort_handle();
+            if tokio::time::timeout(DRAIN, log).await.is_err() {
+                abort.abort();
+            }
+        }
+        Ok(Finished {
+            termination,
+            duration: self.started.elapsed(),
+            limit_hit,
+        })
+    }
 }
 
 /// What the child does between fork and exec: join its control groups (or, without them,
@@ -239,6 +373,7 @@ fn confine(
     spec: &Spec,
     cgroup: Option<&Cgroup>,
     born_inside: bool,
+    gate: Option<std::os::fd::RawFd>,
 ) {
     let hold_open = spec.hold_open;
     let parent = std::process::id() as nix::libc::pid_t;
@@ -250,7 +385,8 @@ fn confine(
     };
     // SAFETY: the closure runs in the child between fork and exec and only calls prctl(2),
     // getppid(2), write(2), setrlimit(2) and fcntl(2), which are async-signal-safe; `fd` and
-    // the groups' descriptors are open in the parent for the whole run.
+    // the groups' descriptors are open in the parent for the whole run, the gate's until the
+    // spawn has returned.
     unsafe {
         command.pre_exec(move || {
             // Into its control groups before anything of it runs: `0` is the writer itself,
@@ -288,10 +424,10 @@ fn confine(
             if nix::libc::getppid() != parent {
                 nix::libc::_exit(137);
             }
-            if let Some(fd) = hold_open
-                && nix::libc::fcntl(fd, nix::libc::F_SETFD, 0) == -1
-            {
-                return Err(std::io::Error::last_os_error());
+            for fd in [hold_open, gate].into_iter().flatten() {
+                if nix::libc::fcntl(fd, nix::libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });
@@ -383,4 +519,113 @@ async fn capture(
     log.write_all(a).await?;
     log.write_all(b).await?;
     log.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Limits;
+
+    /// A gate as bwrap's `--block-fd` is one: the command runs after a byte, or after the end
+    /// of the pipe (so what holds it must be killed before its end closes).
+    fn shell_gate(
+        script: &Path,
+    ) -> impl FnOnce(std::os::fd::RawFd) -> Option<Vec<std::ffi::OsString>> {
+        let script = script.to_path_buf();
+        move |fd| {
+            Some(vec![
+                "sh".into(),
+                "-c".into(),
+                format!("read -r _ < /dev/fd/{fd}; exec sh \"$0\"").into(),
+                script.into(),
+            ])
+        }
+    }
+
+    fn limits() -> Limits {
+        Limits {
+            memory: 1 << 30,
+            pids: 64,
+        }
+    }
+
+    /// `script` on the host, limited, its files named `name` in `dir`, started at a gate from
+    /// a launcher's groups; `None` where no cgroup v1 groups can be made (nothing is started
+    /// ahead there).
+    async fn started(script: &str, dir: &Path, name: &str) -> Option<(Spec, Gated)> {
+        let Some(launcher) = Launcher::ahead(limits()) else {
+            eprintln!("no cgroup v1 groups can be made here: nothing is started ahead");
+            return None;
+        };
+        let mut spec = Spec::on_host(script.into(), dir, dir, name, Duration::from_secs(30));
+        spec.limits = Some(limits());
+        let gate = shell_gate(&spec.script_file);
+        let gated = prestart(&spec, launcher, gate).await.unwrap().unwrap();
+        Some((spec, gated))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_gated_command_runs_its_script_in_its_groups_only_once_released() {
+        let tmp = tempfile::tempdir().unwrap();
+        let Some((spec, gated)) = started("cat /proc/self/cgroup", tmp.path(), "gated").await
+        else {
+            return;
+        };
+        // Held: its script is not even written yet.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!spec.script_file.exists());
+        let finished = release(gated, &spec).await.unwrap();
+        assert_eq!(finished.termination, Termination::Exited(0));
+        // Moved into the launcher's groups before it ran anything of its own.
+        let inside = std::fs::read_to_string(&spec.stdout).unwrap();
+        for controller in ["memory", "pids"] {
+            let line = inside
+                .lines()
+                .find(|l| {
+                    l.split(':')
+                        .nth(1)
+                        .is_some_and(|c| c.split(',').any(|c| c == controller))
+                })
+                .unwrap_or_default();
+            assert!(line.contains("/patchgrade-"), "{controller}: {inside}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_gated_command_dropped_unreleased_never_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mark = tmp.path().join("ran");
+        let script = format!("touch {}", mark.display());
+        // The script exists this time: an open gate would run it.
+        std::fs::write(tmp.path().join("gated.sh"), &script).unwrap();
+        let Some((_, gated)) = started(&script, tmp.path(), "gated").await else {
+            return;
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(gated);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!mark.exists(), "the command ran after its gate was dropped");
+    }
+
+    /// Released for another command than the one started, the started one is killed and
+    /// the other runs as `run` would run it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_gated_command_released_for_another_spec_gives_way_to_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let Some((spec, gated)) = started("echo one", tmp.path(), "a").await else {
+            return;
+        };
+        let mut other = Spec::on_host(
+            "echo two".into(),
+            tmp.path(),
+            tmp.path(),
+            "b",
+            Duration::from_secs(30),
+        );
+        other.limits = Some(limits());
+        let finished = release(gated, &other).await.unwrap();
+        assert_eq!(finished.termination, Termination::Exited(0));
+        assert_eq!(std::fs::read_to_string(&other.stdout).unwrap(), "two\n");
+        assert_eq!(std::fs::read_to_string(&spec.stdout).unwrap(), "");
+    }
 }

@@ -725,3 +725,43 @@ fn a_remembered_bwrap_probe_holds_for_that_bwrap_only() {
     );
     assert_eq!(remembered_probes(&cache), remembered);
 }
+
+/// In bwrap a side's test command starts while its checkout is written, held at the sandbox's
+/// gate (`--block-fd`): it runs once the checkout is ready, and never when the patch turns out
+/// not to apply. Each run of the command leaves a mark in a directory shown writable; the
+/// mark is there after a check whose patch applies, and absent after one whose patch does not.
+#[test]
+fn in_bwrap_a_command_started_ahead_runs_only_once_its_patch_applied() {
+    if !require_bwrap() {
+        return;
+    }
+    let f = Fixture::with_files(&[("a.txt", "one\ntwo\nthree\n")]);
+    let marks = f.scratch_file("p", "").with_file_name("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let cmd = format!(
+        "touch {}/ran-$$ && echo '<testsuite><testcase classname=\"t\" name=\"a\"/></testsuite>' > {{junit}}",
+        marks.display()
+    );
+    let applies = f.diff_of("good.diff", &[("a.txt", "one\n2\nthree\n")]);
+    let refused = f.scratch_file(
+        "bad.diff",
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-deux\n+2\n three\n",
+    );
+    let ran = || std::fs::read_dir(&marks).unwrap().count();
+    let check = |patch: &std::path::Path| {
+        let args = CheckArgs::single_test(patch, &cmd)
+            .flag("--sandbox", "bwrap")
+            .flag("--baseline", "skip")
+            .flag("--sandbox-rw", &marks)
+            .flag("--cache-dir", f.cache_home());
+        f.run(&args).json()
+    };
+    let v = check(&refused);
+    assert_eq!(v["outcome"], "patch-failed", "{v:#}");
+    // Long enough for a command let through by mistake to have left its mark.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(ran(), 0, "the command ran for a patch that did not apply");
+    let v = check(&applies);
+    assert_eq!(v["outcome"], "no-breakage", "{v:#}");
+    assert_eq!(ran(), 1, "{v:#}");
+}

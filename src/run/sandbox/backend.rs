@@ -32,6 +32,11 @@ pub(super) trait Backend: Sync {
     /// seed).
     fn may_keep(&self) -> bool;
 
+    /// Whether its jails have a gate ([`Confined::gated`]).
+    fn has_gate(&self) -> bool {
+        false
+    }
+
     /// Whether the commands run the host's toolchain, whose versions a cache key must probe.
     fn tools_on_host(&self) -> bool;
 
@@ -68,6 +73,13 @@ pub(super) trait Confined: Send + Sync + std::fmt::Debug {
         network: bool,
         writable: &[PathBuf],
     ) -> (Vec<OsString>, Env);
+
+    /// `argv` (from [`Confined::argv`]) made to build its sandbox, then wait until a byte can
+    /// be read from descriptor `fd` (or it is closed) before it runs anything; `None` where the
+    /// backend has no such gate.
+    fn gated(&self, _argv: &[OsString], _fd: std::os::fd::RawFd) -> Option<Vec<OsString>> {
+        None
+    }
 
     /// Whether its commands are host processes, which get the host's limits and inherit only
     /// the named variables (a container engine's client keeps the user's; the container has

@@ -5,9 +5,10 @@
 use super::Sandbox;
 use super::backend::Confined;
 use super::paths::Paths;
-use crate::run::Limits;
+use crate::run::{Limits, process};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// One command, ready for [`process::run`](crate::run::process::run).
 #[derive(Debug, Clone)]
@@ -24,6 +25,34 @@ pub struct Launch {
     /// the given names on the host and in bwrap; everything for a container engine's client,
     /// whose command inside gets the task's variables alone.
     pub pass_env: Option<Vec<String>>,
+}
+
+impl Launch {
+    /// The command, ready to run `script` in `cwd` for at most `timeout`, its logs
+    /// `dir/log.stdout.log` and `dir/log.stderr.log`; `hold`: a descriptor it keeps open.
+    pub fn spec(
+        self,
+        script: String,
+        cwd: &Path,
+        timeout: Duration,
+        (dir, log): (&Path, &str),
+        hold: Option<std::os::fd::RawFd>,
+    ) -> process::Spec {
+        process::Spec {
+            script,
+            script_file: self.script_file,
+            argv: self.argv,
+            cwd: cwd.to_path_buf(),
+            env: self.env.0,
+            env_remove: self.env.1,
+            timeout,
+            stdout: dir.join(format!("{log}.stdout.log")),
+            stderr: dir.join(format!("{log}.stderr.log")),
+            hold_open: hold,
+            limits: self.limits,
+            pass_env: self.pass_env,
+        }
+    }
 }
 
 /// A side's sandbox, open for its commands.
@@ -109,6 +138,13 @@ impl Jail {
             limits: on_host.then_some(self.limits),
             pass_env: on_host.then(|| pass_env.to_vec()),
         }
+    }
+
+    /// A command line of [`Jail::launch`] made to wait for a byte on descriptor `fd` once its
+    /// sandbox is built ([`process::prestart`](crate::run::process::prestart)); `None` where
+    /// the backend has no such gate.
+    pub fn gated(&self, argv: &[OsString], fd: std::os::fd::RawFd) -> Option<Vec<OsString>> {
+        self.inside.gated(argv, fd)
     }
 
     /// Done with the setup command: the tests lose the network it had.

@@ -161,6 +161,12 @@ impl Sandbox {
         self.backend().may_keep()
     }
 
+    /// Whether a command can be started before its checkout is written, held at a gate
+    /// ([`Jail::gated`]).
+    pub fn has_gate(&self) -> bool {
+        self.backend().has_gate()
+    }
+
     /// Whether the commands run the host's toolchain, whose versions a cache key must probe
     /// (an image's id keys its own).
     pub fn tools_on_host(&self) -> bool {

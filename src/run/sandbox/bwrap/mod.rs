@@ -39,6 +39,10 @@ impl Backend for Bwrap {
         true
     }
 
+    fn has_gate(&self) -> bool {
+        true
+    }
+
     fn tools_on_host(&self) -> bool {
         true
     }
@@ -89,6 +93,15 @@ impl Confined for Bwrap {
         writable: &[PathBuf],
     ) -> (Vec<OsString>, Env) {
         (argv(paths, script, network, writable), env)
+    }
+
+    /// bwrap's `--block-fd`: it reads the descriptor once its mounts and namespaces are made,
+    /// just before it runs the command.
+    fn gated(&self, argv: &[OsString], fd: std::os::fd::RawFd) -> Option<Vec<OsString>> {
+        let (program, rest) = argv.split_first()?;
+        let mut gated = vec![program.clone(), "--block-fd".into(), fd.to_string().into()];
+        gated.extend(rest.iter().cloned());
+        Some(gated)
     }
 
     fn on_host(&self) -> bool {
