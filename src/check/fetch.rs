@@ -12,10 +12,58 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// What the cache keeps of a download at the base: that its test command wrote a report, so
-/// that resolving got as far as the tests.
+/// that resolving got as far as the tests; and what its caches held then.
 #[derive(Serialize, Deserialize)]
 struct Fetched {
     cases: usize,
+    /// Each cache directory's census after the download. A marker without one (older) is
+    /// not trusted.
+    #[serde(default)]
+    held: Vec<Held>,
+}
+
+/// How many regular files a cache directory held, and their bytes.
+#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+struct Held {
+    files: u64,
+    bytes: u64,
+}
+
+impl Fetched {
+    /// Whether the caches still hold at least what they held after the download. The cache
+    /// keeps the marker, the user keeps the caches: emptied since (`rm -rf ~/.m2/repository`),
+    /// the tests would fail to resolve offline, and that would be blamed on the candidate, so
+    /// the download runs again. More files is fine (other projects download there too); files
+    /// deleted while as many others were added is not seen.
+    fn still_held(&self, caches: &[PathBuf]) -> bool {
+        self.held.len() == caches.len()
+            && self.held.iter().zip(caches).all(|(then, dir)| {
+                let now = census(dir);
+                now.files >= then.files && now.bytes >= then.bytes
+            })
+    }
+}
+
+/// The regular files under `dir` (links not followed), and their bytes.
+fn census(dir: &Path) -> Held {
+    let mut held = Held { files: 0, bytes: 0 };
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(entry.path()),
+                Ok(t) if t.is_file() => {
+                    held.files += 1;
+                    held.bytes += entry.metadata().map_or(0, |m| m.len());
+                }
+                _ => {}
+            }
+        }
+    }
+    held
 }
 
 impl Plan {
@@ -37,7 +85,8 @@ impl Plan {
             // Only a directory that exists can be shown, writable here, read-only to the tests.
             let _ = std::fs::create_dir_all(dir);
         }
-        // Where the cache is not trusted (no sandbox), every check downloads again.
+        // Where the cache is not trusted (no sandbox), every check downloads again; and where
+        // the caches lost what the last download put there.
         let mut marker = None;
         if let Some(cache) = self
             .settings
@@ -49,7 +98,8 @@ impl Plan {
             let name = format!("{}.fetched", self.cache_name(version.as_deref()));
             // One task's concurrent checks download once.
             let guard = cache.lock(&name).await;
-            if cache.load::<Fetched>(&name).is_some() {
+            let fetched = cache.load::<Fetched>(&name);
+            if fetched.is_some_and(|f| f.still_held(&fetch.caches)) {
                 return 0;
             }
             marker = Some((cache, name, guard));
@@ -72,10 +122,13 @@ impl Plan {
         };
         // The baseline's own checkout fails the same way, and says so.
         if let Ok(prepared) = prepared {
-            let cases = self.download(&dir, &prepared, hidden, fetch.caches).await;
+            let cases = self
+                .download(&dir, &prepared, hidden, fetch.caches.clone())
+                .await;
             log::info!("dependencies downloaded at the base: its report holds {cases} test(s)");
             if let Some((cache, name, _guard)) = marker.filter(|_| cases > 0) {
-                let _ = cache.store(&name, &Fetched { cases });
+                let held = fetch.caches.iter().map(|d| census(d)).collect();
+                let _ = cache.store(&name, &Fetched { cases, held });
             }
             let _ = std::fs::remove_dir_all(&prepared.workdir);
         }
@@ -119,5 +172,38 @@ impl Plan {
             Ok(attempt) => attempt.report.cases.len(),
             Err(_) => 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_download_is_trusted_while_its_caches_hold_as_much_and_not_once_they_lost_some() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::create_dir_all(a.join("junit/junit/4.13.2")).unwrap();
+        std::fs::write(a.join("junit/junit/4.13.2/junit-4.13.2.jar"), "jar").unwrap();
+        std::fs::write(a.join("junit/junit/4.13.2/junit-4.13.2.pom"), "pom").unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", b.join("link")).unwrap();
+        let caches = vec![a.clone(), b.clone()];
+        let held = caches.iter().map(|d| census(d)).collect();
+        let fetched = Fetched { cases: 2, held };
+        assert_eq!(fetched.held[0], Held { files: 2, bytes: 6 });
+        // A link is not a file of the cache.
+        assert_eq!(fetched.held[1], Held { files: 0, bytes: 0 });
+        assert!(fetched.still_held(&caches));
+        // Another project's download adds files: still trusted.
+        std::fs::write(a.join("other.jar"), "other").unwrap();
+        assert!(fetched.still_held(&caches));
+        // The user empties the repository: the download runs again.
+        std::fs::remove_dir_all(a.join("junit")).unwrap();
+        assert!(!fetched.still_held(&caches));
+        // A marker written before the census, or for other caches, is not trusted.
+        let old: Fetched = serde_json::from_str(r#"{"cases": 2}"#).unwrap();
+        assert!(!old.still_held(&caches));
+        assert!(!fetched.still_held(&caches[..1]));
     }
 }

@@ -255,5 +255,20 @@ fn a_maven_project_grades_from_an_empty_local_repository() {
         "nothing downloaded again: {requests:?}"
     );
     assert!(!repo.join("org/apache/commons/commons-text").exists());
+
+    // The user empties the local repository; the cache still holds the baseline and the
+    // download's marker. The candidate is not blamed for what went: the base downloads again.
+    std::fs::remove_dir_all(&repo).expect("empty the repository");
+    let v = grade(&fix);
+    assert_eq!(v["outcome"], "resolved", "{v:#}");
+    assert!(
+        repo.join("junit/junit/4.13.2").is_dir(),
+        "{}",
+        repo.display()
+    );
+    assert!(
+        mirror.requests().len() > asked,
+        "the mirror was asked again"
+    );
     f.assert_untouched(&before);
 }
