@@ -108,7 +108,7 @@ impl Launcher {
         let mut stack = vec![pid];
         while let Some(pid) = stack.pop() {
             group.adopt(pid)?;
-            stack.extend(children(pid)?);
+            stack.extend(super::limits::children(pid)?);
         }
         Ok(())
     }
@@ -127,20 +127,6 @@ impl Launcher {
             let _ = thread.join();
         }
     }
-}
-
-/// The processes `pid`'s threads have started (`/proc/PID/task/TID/children`).
-fn children(pid: u32) -> std::io::Result<Vec<u32>> {
-    let mut found = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        let listed = std::fs::read_to_string(task?.path().join("children"))?;
-        found.extend(
-            listed
-                .split_whitespace()
-                .filter_map(|p| p.parse::<u32>().ok()),
-        );
-    }
-    Ok(found)
 }
 
 impl Drop for Launcher {

@@ -263,6 +263,20 @@ impl Tasks {
     }
 }
 
+/// The processes `pid`'s threads have started (`/proc/PID/task/TID/children`).
+pub(super) fn children(pid: u32) -> std::io::Result<Vec<u32>> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let listed = std::fs::read_to_string(task?.path().join("children"))?;
+        found.extend(
+            listed
+                .split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    Ok(found)
+}
+
 /// SIGKILL every process still in these groups; whether there was any.
 fn kill_left(dirs: &[(Controller, PathBuf)]) -> bool {
     let mut any = false;

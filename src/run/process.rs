@@ -154,12 +154,36 @@ pub async fn run_from(spec: &Spec, ahead: Option<Launcher>) -> std::io::Result<F
 /// sandbox built: its start costs nothing once the checkout it runs in is written. It runs
 /// only when [`release`]d; dropped, it is killed before the gate can open.
 pub struct Gated {
-    /// Declared first: dropped (the group killed) before the gate's end is closed, which
-    /// would open it.
-    spawned: Spawned,
-    gate: std::os::fd::OwnedFd,
+    /// `None` once released.
+    spawned: Option<Spawned>,
+    gate: Option<std::os::fd::OwnedFd>,
     /// What it was started as: its spec but the script, which is written at release.
     started_as: Spec,
+}
+
+impl Gated {
+    /// Kill every process of it, its sandbox's too (bwrap's own child is in a session of its
+    /// own, out of the process group), then close the gate: a gate closed first opens (bwrap
+    /// reads its end and goes on), and a process SIGKILLed runs nothing of its own after.
+    fn kill(&mut self) {
+        if let Some(spawned) = self.spawned.take() {
+            if let Some(pid) = spawned.child.id() {
+                let mut stack = vec![pid];
+                while let Some(pid) = stack.pop() {
+                    stack.extend(super::limits::children(pid).unwrap_or_default());
+                    let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                }
+            }
+            drop(spawned);
+        }
+        self.gate = None;
+    }
+}
+
+impl Drop for Gated {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 /// Start `spec`'s command now, held at a gate: `gate` turns its command line into one that
@@ -187,8 +211,8 @@ pub async fn prestart(
     // The child holds its copy; the parent's read end would keep the pipe open past it.
     drop(read);
     Ok(Some(Gated {
-        spawned,
-        gate: write,
+        spawned: Some(spawned),
+        gate: Some(write),
         started_as: spec.clone(),
     }))
 }
@@ -205,9 +229,10 @@ pub async fn release(gated: Gated, spec: &Spec) -> std::io::Result<Finished> {
             && (&a.stdout, &a.stderr, &a.script_file, a.hold_open, a.limits)
                 == (&b.stdout, &b.stderr, &b.script_file, b.hold_open, b.limits)
     };
-    let Gated {
-        mut spawned, gate, ..
-    } = gated;
+    let mut gated = gated;
+    let (Some(mut spawned), Some(gate)) = (gated.spawned.take(), gated.gate.take()) else {
+        return run_from(spec, None).await;
+    };
     let ahead = match spawned.ahead.take() {
         Some(launcher) if same => launcher.ready().await,
         _ => None,
@@ -217,11 +242,11 @@ pub async fn release(gated: Gated, spec: &Spec) -> std::io::Result<Finished> {
         .zip(spawned.child.id())
         .is_some_and(|(launcher, pid)| launcher.adopt(pid).is_ok());
     if !adopted {
-        // Killed (its group, and what joined the launcher's groups) before the gate's end
-        // closes, which would open it.
-        drop(spawned);
+        // Killed, every process of it, before the gate's end closes, which would open it.
+        gated.spawned = Some(spawned);
+        gated.gate = Some(gate);
+        gated.kill();
         drop(ahead);
-        drop(gate);
         return run_from(spec, None).await;
     }
     spawned.ahead = ahead;
