@@ -182,7 +182,7 @@ impl Verdict {
     /// Withhold every text an agent would be shown that quotes the hidden tests, whatever
     /// ran it: code under test can read the applied test files and raise their text in a P2P
     /// failure, an error or a warning. `test_patch` is the hidden tests' diff; each line it
-    /// adds, trimmed, of [`QUOTED_LINE`] characters or more, is looked for. Messages, details,
+    /// adds, trimmed, of `QUOTED_LINE` characters or more, is looked for. Messages, details,
     /// base messages (downstream ones too), the run error, how a run was cut short, and
     /// warnings go whole, as F2P messages do under [`Verdict::redact_f2p`]; the counts stay.
     pub fn withhold_quotes(&mut self, test_patch: &[u8]) {

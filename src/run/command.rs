@@ -139,7 +139,7 @@ impl TestCommand {
         self.preset.map(Preset::support_files).unwrap_or_default()
     }
 
-    /// The variables the command inherits from the user's environment: [`BASE_ENV`] and
+    /// The variables the command inherits from the user's environment: `BASE_ENV` and
     /// what its preset needs ([`Preset::pass_env`]).
     pub fn pass_env(&self) -> Vec<String> {
         let preset = self.preset.map(Preset::pass_env).unwrap_or_default();

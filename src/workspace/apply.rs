@@ -49,7 +49,7 @@ pub enum Fit {
     /// tests' patch applies (a task's patch written against a nearby revision still applies,
     /// and fuzz would hide a task that is broken).
     Offset,
-    /// Elsewhere, and with up to [`MAX_FUZZ`] context lines ignored at each end.
+    /// Elsewhere, and with up to `MAX_FUZZ` context lines ignored at each end.
     Fuzz,
 }
 

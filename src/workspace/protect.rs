@@ -201,7 +201,7 @@ impl Protection {
     }
 
     /// The runner section of `file` that 1-based line `line` of `text` is in, if any (see
-    /// [`runner_section`]).
+    /// `runner_section`).
     pub fn section(&self, file: &str, text: &str, line: usize) -> Option<&'static str> {
         runner_section(file, text, line, &self.sections)
     }

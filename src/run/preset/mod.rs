@@ -111,7 +111,7 @@ impl Preset {
         self.spec().id_syntax
     }
 
-    /// The files the preset's command runs besides the project's (see [`SUPPORT_DIR_VAR`]).
+    /// The files the preset's command runs besides the project's (see `SUPPORT_DIR_VAR`).
     pub fn support_files(self) -> &'static [(&'static str, &'static str)] {
         self.spec().support_files
     }
@@ -123,7 +123,7 @@ impl Preset {
     }
 
     /// The build output the preset's command keeps in the checkout, which a fresh checkout
-    /// may start from (see [`crate::workspace::seed`]), and the lock files whose content
+    /// may start from (see `crate::workspace::seed`), and the lock files whose content
     /// decides which dependencies it holds.
     pub fn build_dirs(self) -> (&'static [BuildDir], &'static [&'static str]) {
         (self.spec().build_dirs, self.spec().lock_files)
@@ -136,13 +136,13 @@ impl Preset {
     }
 
     /// The step that downloads what the preset's runner would otherwise download on first
-    /// use, in the tests, which have no network (see [`Fetch`]).
+    /// use, in the tests, which have no network (see `Fetch`).
     pub fn fetch(self) -> Option<Fetch> {
         (self.spec().fetch)()
     }
 
     /// The variables of the user's environment the preset's tools need, beyond
-    /// [`BASE_ENV`]. Nothing else is passed unless the user names it (`--pass-env`, `--env`).
+    /// `BASE_ENV`. Nothing else is passed unless the user names it (`--pass-env`, `--env`).
     pub fn pass_env(self) -> &'static [&'static str] {
         self.spec().pass_env
     }
@@ -168,7 +168,7 @@ impl Preset {
     }
 
     /// The `{tests}` arguments that select these ids (already in their run form), and the
-    /// groups `files` run whole (see [`Spec::select`]).
+    /// groups `files` run whole (see `Spec::select`).
     pub fn select(self, ids: &[String], workdir: &Path, files: &[String]) -> String {
         (self.spec().select)(ids, workdir, files)
     }
