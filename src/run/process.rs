@@ -180,6 +180,16 @@ impl Gated {
     }
 }
 
+impl Gated {
+    /// [`Gated::kill`], of what [`release`] had taken out of it: every process of it killed
+    /// before the gate's end closes, which would open it.
+    fn kill_taken(&mut self, spawned: Spawned, gate: std::os::fd::OwnedFd) {
+        self.spawned = Some(spawned);
+        self.gate = Some(gate);
+        self.kill();
+    }
+}
+
 impl Drop for Gated {
     fn drop(&mut self) {
         self.kill();
@@ -242,15 +252,15 @@ pub async fn release(gated: Gated, spec: &Spec) -> std::io::Result<Finished> {
         .zip(spawned.child.id())
         .is_some_and(|(launcher, pid)| launcher.adopt(pid).is_ok());
     if !adopted {
-        // Killed, every process of it, before the gate's end closes, which would open it.
-        gated.spawned = Some(spawned);
-        gated.gate = Some(gate);
-        gated.kill();
+        gated.kill_taken(spawned, gate);
         drop(ahead);
         return run_from(spec, None).await;
     }
     spawned.ahead = ahead;
-    std::fs::write(&spec.script_file, &spec.script)?;
+    if let Err(e) = std::fs::write(&spec.script_file, &spec.script) {
+        gated.kill_taken(spawned, gate);
+        return Err(e);
+    }
     // A sandbox that failed while it was being built has exited already: no one reads, and
     // its own words are in its log.
     let _ = nix::unistd::write(&gate, b"g");
