@@ -178,9 +178,7 @@ impl Gated {
         }
         self.gate = None;
     }
-}
 
-impl Gated {
     /// [`Gated::kill`], of what [`release`] had taken out of it: every process of it killed
     /// before the gate's end closes, which would open it.
     fn kill_taken(&mut self, spawned: Spawned, gate: std::os::fd::OwnedFd) {
@@ -209,7 +207,9 @@ pub async fn prestart(
     gate: impl FnOnce(std::os::fd::RawFd) -> Option<Vec<std::ffi::OsString>>,
 ) -> std::io::Result<Option<Gated>> {
     use std::os::fd::AsRawFd;
-    if Some(ahead.limits()) != spec.limits {
+    // Held processes are found through `/proc/PID/task/TID/children`, to be moved and to be
+    // killed before the gate closes: without it (a kernel built without), nothing starts ahead.
+    if Some(ahead.limits()) != spec.limits || super::limits::children(std::process::id()).is_err() {
         return Ok(None);
     }
     let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
