@@ -41,7 +41,8 @@ impl Plan {
     /// could not: the side then starts as it would have.
     ///
     /// The command starts outside its control groups, which a launcher joins meanwhile (the
-    /// kernel's wait at a first join, see `Launcher`), and is moved into them at release.
+    /// kernel's wait at a first join, see `Launcher`); it is moved into them as soon as the
+    /// launcher is in, still while the checkout is written.
     pub(super) async fn early_start(&self, dir: &Path, hidden: &[PathBuf]) -> Option<Box<Early>> {
         if !self.starts_early() {
             return None;

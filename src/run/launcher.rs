@@ -99,7 +99,10 @@ impl Launcher {
 
     /// Move `pid` and every process it has started into the groups: a command started
     /// outside them, that has run nothing of its own yet (held at a gate), joins them before
-    /// it does. The processes must not fork meanwhile.
+    /// it does. It may fork meanwhile: each process is moved before its children are listed,
+    /// and the kernel lets a move and a fork not overlap, so a child is either listed or born
+    /// inside. (A child whose parent exits meanwhile would be missed; a held sandbox's
+    /// processes do not exit.)
     pub fn adopt(&self, pid: u32) -> std::io::Result<()> {
         let group = self
             .group

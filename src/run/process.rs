@@ -196,11 +196,14 @@ impl Drop for Gated {
 
 /// Start `spec`'s command now, held at a gate: `gate` turns its command line into one that
 /// waits to read a byte from a descriptor (`None`: the sandbox has no such gate, and nothing
-/// is started). The script is not written yet (the command line names its file).
+/// is started; nor where its groups cannot be joined). The script is not written yet (the
+/// command line names its file).
 ///
-/// It starts at once, outside any control group: its join would wait for the kernel (see
-/// [`Launcher`]), and until the gate opens only the sandbox's own code runs. `ahead` joins its
-/// groups meanwhile, and at [`release`] the held processes are moved into them.
+/// It starts at once, outside any control group, while `ahead`'s thread joins its groups;
+/// then the held processes are moved in, before anything of their own runs. The kernel makes
+/// the first join wait for an RCU grace period (see [`Launcher`]), and lets moves that follow
+/// at once through without another: done here, both waits fall in the time the checkout is
+/// written, not after it.
 pub async fn prestart(
     spec: &Spec,
     ahead: Launcher,
@@ -216,21 +219,39 @@ pub async fn prestart(
     let Some(argv) = gate(read.as_raw_fd()) else {
         return Ok(None);
     };
-    let mut spawned = spawn(spec, &argv, Confinement::Later, Some(read.as_raw_fd())).await?;
-    spawned.ahead = Some(ahead);
+    let spawned = spawn(spec, &argv, Confinement::Later, Some(read.as_raw_fd())).await?;
     // The child holds its copy; the parent's read end would keep the pipe open past it.
     drop(read);
-    Ok(Some(Gated {
+    let mut gated = Gated {
         spawned: Some(spawned),
         gate: Some(write),
         started_as: spec.clone(),
-    }))
+    };
+    let pid = gated.spawned.as_ref().and_then(|s| s.child.id());
+    let (Some(launcher), Some(pid)) = (ahead.ready().await, pid) else {
+        return Ok(None);
+    };
+    // Moving a process waits in the kernel (a grace period, if the join's has passed): off
+    // the async threads. A process that is being moved cannot fork, and the parent goes
+    // first: what it forks after is born inside, what it forked before is listed.
+    let moved = tokio::task::spawn_blocking(move || {
+        let moved = launcher.adopt(pid).is_ok();
+        moved.then_some(launcher)
+    })
+    .await;
+    let Ok(Some(launcher)) = moved else {
+        // Dropped: killed whole, before its gate closes.
+        return Ok(None);
+    };
+    if let Some(spawned) = gated.spawned.as_mut() {
+        spawned.ahead = Some(launcher);
+    }
+    Ok(Some(gated))
 }
 
-/// Run `spec` through a command [`prestart`]ed for it: moved into its groups, its script
-/// written, its gate opened, its timeout counted from now. A gated command started for
-/// another spec (its command line, environment or logs differ), or that cannot be moved into
-/// its groups, is killed, and `spec` is run as [`run`] does.
+/// Run `spec` through a command [`prestart`]ed for it: its script written, its gate opened,
+/// its timeout counted from now. A gated command started for another spec (its command line,
+/// environment or logs differ) is killed, and `spec` is run as [`run`] does.
 pub async fn release(gated: Gated, spec: &Spec) -> std::io::Result<Finished> {
     let same = {
         let (a, b) = (&gated.started_as, spec);
@@ -243,20 +264,10 @@ pub async fn release(gated: Gated, spec: &Spec) -> std::io::Result<Finished> {
     let (Some(mut spawned), Some(gate)) = (gated.spawned.take(), gated.gate.take()) else {
         return run_from(spec, None).await;
     };
-    let ahead = match spawned.ahead.take() {
-        Some(launcher) if same => launcher.ready().await,
-        _ => None,
-    };
-    let adopted = ahead
-        .as_ref()
-        .zip(spawned.child.id())
-        .is_some_and(|(launcher, pid)| launcher.adopt(pid).is_ok());
-    if !adopted {
+    if !same {
         gated.kill_taken(spawned, gate);
-        drop(ahead);
         return run_from(spec, None).await;
     }
-    spawned.ahead = ahead;
     if let Err(e) = std::fs::write(&spec.script_file, &spec.script) {
         gated.kill_taken(spawned, gate);
         return Err(e);
