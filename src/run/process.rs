@@ -272,6 +272,7 @@ pub async fn release(gated: Gated, spec: &Spec) -> std::io::Result<Finished> {
         gated.kill_taken(spawned, gate);
         return Err(e);
     }
+    log::debug!("{}", spec.script.trim_end());
     // A sandbox that failed while it was being built has exited already: no one reads, and
     // its own words are in its log.
     let _ = nix::unistd::write(&gate, b"g");
@@ -313,7 +314,10 @@ async fn spawn(
         spec.script_file.display(),
         spec.cwd.display()
     );
-    log::debug!("{}", spec.script.trim_end());
+    // A gated command's script is written, and shown, at its release.
+    if !spec.script.is_empty() {
+        log::debug!("{}", spec.script.trim_end());
+    }
     let stdout = tokio::fs::File::from_std(File::create(&spec.stdout)?);
     let stderr = tokio::fs::File::from_std(File::create(&spec.stderr)?);
     let Some((program, args)) = argv.split_first() else {

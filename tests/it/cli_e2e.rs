@@ -63,6 +63,19 @@ fn verbose_says_what_it_does_and_quiet_says_nothing() {
             again.stderr
         );
     }
+    // `-vv` shows each command's script, a command started ahead at its gate (the baseline
+    // cached, the candidate's tests are the only command) included, once it is written.
+    let debug = f.run(
+        &CheckArgs::new()
+            .arg("-vv")
+            .args(&CheckArgs::calc("no-op")[1..]),
+    );
+    assert_eq!(debug.outcome(), "no-op");
+    assert!(
+        debug.stderr.lines().any(|l| l.contains("-m pytest")),
+        "{}",
+        debug.stderr
+    );
     let tasks = f.scratch_file(
         "tasks.jsonl",
         &format!(
