@@ -196,11 +196,13 @@ impl Plan {
         log::info!("building the coverage map: the suite at base under coverage.py");
         let dir = root.path().join("coverage");
         let (source, tp, at) = (self.source.clone(), self.test_patch.clone(), dir.clone());
+        let trees = self.trees(root);
         let prepared = blocking(root.clone(), move || {
             let site = Site {
                 dir: &at,
                 pool: None,
                 seeding: None,
+                trees: trees.as_ref(),
             };
             create_checkout(&source, site).and_then(|made| prepare_baseline(made, tp.as_ref()))
         })

@@ -106,11 +106,13 @@ impl Plan {
         }
         let dir = root.path().join("fetch");
         let (source, at) = (self.source.clone(), dir.clone());
+        let trees = self.trees(root);
         let made = blocking(root.clone(), move || {
             let site = Site {
                 dir: &at,
                 pool: None,
                 seeding: None,
+                trees: trees.as_ref(),
             };
             create_checkout(&source, site)
         })

@@ -10,7 +10,7 @@ use crate::util::time::ms;
 use crate::workspace::pool::Lease;
 use crate::workspace::{
     Applied, ApplyFailure, Caveat, Checkout, Fit, Hidden, HiddenError, OnProtectedEdit, Patch,
-    Protection, Source, WorkdirPool, hidden,
+    Protection, Source, TreeStore, WorkdirPool, hidden,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -72,6 +72,8 @@ pub(super) struct Site<'a> {
     pub(super) dir: &'a Path,
     pub(super) pool: Option<&'a WorkdirPool>,
     pub(super) seeding: Option<&'a Seeding>,
+    /// Where base trees are kept whole, for a fresh checkout to copy.
+    pub(super) trees: Option<&'a TreeStore>,
 }
 
 /// A candidate refused before any checkout: it edits protected paths, and protected edits
@@ -232,7 +234,12 @@ pub(super) fn create_checkout(
     source: &Source,
     site: Site<'_>,
 ) -> Result<(Checkout, Prepared), Prep> {
-    let Site { dir, pool, seeding } = site;
+    let Site {
+        dir,
+        pool,
+        seeding,
+        trees,
+    } = site;
     let started = Instant::now();
     std::fs::create_dir_all(dir).map_err(|e| Prep::Checkout(format!("{}: {e}", dir.display())))?;
     let (checkout, lease) = match pool {
@@ -240,7 +247,7 @@ pub(super) fn create_checkout(
             .acquire(source)
             .map(|(c, lease)| (c, Some(lease)))
             .map_err(|e| Prep::Checkout(e.to_string()))?,
-        None => Checkout::create(source, &dir.join("work"))
+        None => Checkout::create_with(source, &dir.join("work"), trees)
             .map(|c| (c, None))
             .map_err(|e| Prep::Checkout(e.to_string()))?,
     };
@@ -267,6 +274,8 @@ pub(super) fn create_checkout(
         prepared.workdir.display(),
         if prepared.lease.is_some() {
             " (a pool slot, reset)"
+        } else if checkout.copied() {
+            " (a copy of the kept base tree)"
         } else {
             ""
         }

@@ -13,7 +13,7 @@ use super::seeding::Seeding;
 use crate::judge::verdict::ErrorCause;
 use crate::run::process;
 use crate::util::time::ms;
-use crate::workspace::{ApplyFailure, Checkout, Patch};
+use crate::workspace::{ApplyFailure, Checkout, Patch, TreeStore};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -345,6 +345,17 @@ impl Plan {
         BaselineSource::Run { prepared, store }
     }
 
+    /// Where this check's fresh checkouts find base trees kept whole, and keep them: in the
+    /// cache, where only a sandbox keeps code under test from writing it (as for the stores of
+    /// baselines and build seeds).
+    pub(super) fn trees(&self, root: &RunRoot) -> Option<TreeStore> {
+        let cache = self.settings.cache.as_ref()?;
+        let run = root.path().file_name()?.to_string_lossy();
+        self.sandbox
+            .may_keep()
+            .then(|| TreeStore::new(cache.dir().join("trees"), &run))
+    }
+
     /// A side's checkout in `dir`, or in a pool's slot: made (or reset, and put back to the
     /// slot's trusted state), with its build seed, and with a `--setup-once` setup run on its
     /// base where the slot has not run it yet (then kept as the slot's state to start from).
@@ -361,11 +372,13 @@ impl Plan {
             self.settings.pool.clone(),
             seeding.cloned(),
         );
+        let trees = self.trees(root);
         let (checkout, mut prepared) = blocking(root.clone(), move || {
             let site = Site {
                 dir: &at,
                 pool: pool.as_ref(),
                 seeding: seeding.as_ref(),
+                trees: trees.as_ref(),
             };
             create_checkout(&source, site)
         })

@@ -7,6 +7,7 @@
 use super::apply::{Applied, ApplyFailure, ApplyStrategy, Fit, header_of};
 use super::guard::{outside_the_tree, parents, symlink_in, through_symlink};
 use super::patch::Patch;
+use super::trees::{self, TreeStore};
 use git2::{ApplyLocation, ApplyOptions, Oid, Repository};
 use std::cell::RefCell;
 use std::fs;
@@ -165,32 +166,63 @@ pub struct Checkout {
     /// Where the paths patches touch are recorded, for a later [`Checkout::reuse`]: outside
     /// the checkout, so that nothing run in it can edit what the next reset restores.
     record: Option<PathBuf>,
+    /// Whether its files were copied from a kept base tree.
+    copied: bool,
 }
 
 impl Checkout {
     /// Check out the base commit into `workdir` (created; must not exist).
     pub fn create(source: &Source, workdir: &Path) -> Result<Checkout, CheckoutError> {
+        Checkout::create_with(source, workdir, None)
+    }
+
+    /// [`Checkout::create`], its files copied from `store` where it keeps the base tree (see
+    /// [`TreeStore`]), and kept there for later checkouts where it should.
+    pub fn create_with(
+        source: &Source,
+        workdir: &Path,
+        store: Option<&TreeStore>,
+    ) -> Result<Checkout, CheckoutError> {
         let fail = |reason: String| CheckoutError {
             dir: workdir.to_path_buf(),
             reason,
         };
         let repo = init(source, workdir, None)?;
+        let kept = store.map(|store| (store, trees::key(&repo, source.tree)));
+        let copied = kept
+            .as_ref()
+            .is_some_and(|(store, key)| trees::copy_into(store, key, &repo, source.tree));
         {
             let commit = repo
                 .find_commit(source.commit)
                 .map_err(|e| fail(e.message().to_string()))?;
-            let mut checkout = git2::build::CheckoutBuilder::new();
-            checkout.force();
-            repo.checkout_tree(commit.as_object(), Some(&mut checkout))
-                .and_then(|()| repo.set_head_detached(commit.id()))
+            if !copied {
+                let mut checkout = git2::build::CheckoutBuilder::new();
+                checkout.force();
+                repo.checkout_tree(commit.as_object(), Some(&mut checkout))
+                    .map_err(|e| fail(e.message().to_string()))?;
+            }
+            repo.set_head_detached(commit.id())
                 .map_err(|e| fail(e.message().to_string()))?;
+        }
+        if let (Some((store, key)), false) = (kept, copied) {
+            // A tree that cannot be kept costs the next checkout its speed, nothing else.
+            if let Err(e) = store.keep(&key, workdir) {
+                log::info!("{e}");
+            }
         }
         Ok(Checkout {
             repo,
             workdir: workdir.to_path_buf(),
             commit: source.commit,
             record: None,
+            copied,
         })
+    }
+
+    /// Whether its files were copied from a kept base tree ([`Checkout::create_with`]).
+    pub fn copied(&self) -> bool {
+        self.copied
     }
 
     /// Record the paths patches touch in `record` (a file outside the work tree), so that
@@ -255,6 +287,7 @@ impl Checkout {
             workdir: workdir.to_path_buf(),
             commit: source.commit,
             record: Some(record.to_path_buf()),
+            copied: false,
         };
         // Before anything is written: a link a test put where the base has a directory or a
         // file would be written through by the checkout below.
@@ -815,6 +848,100 @@ mod tests {
             .status()
             .is_ok_and(|s| s.success());
         assert!(ok, "git {args:?}");
+    }
+
+    /// Every path under `dir` but `.git`: its kind and mode, and a file's bytes or a link's
+    /// target.
+    fn listing(dir: &Path) -> Vec<(String, u32, Vec<u8>)> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(at) = stack.pop() {
+            for entry in fs::read_dir(&at).unwrap().flatten() {
+                let path = entry.path();
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                if rel == ".git" {
+                    continue;
+                }
+                let meta = fs::symlink_metadata(&path).unwrap();
+                let content = if meta.file_type().is_symlink() {
+                    fs::read_link(&path)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes()
+                } else if meta.is_dir() {
+                    stack.push(path.clone());
+                    Vec::new()
+                } else {
+                    fs::read(&path).unwrap()
+                };
+                out.push((rel, meta.permissions().mode(), content));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A checkout copied from a kept base tree is the checkout it copies, byte for byte and
+    /// mode for mode (line endings a `.gitattributes` asks for, links, the executable bit),
+    /// and its index records the copies as they are: git finds nothing changed without
+    /// reading a file.
+    #[test]
+    fn a_checkout_copied_from_a_kept_tree_is_the_checkout_it_copies() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        fs::create_dir_all(repo.join("pkg/deep")).unwrap();
+        fs::write(repo.join("pkg/deep/mod.py"), "x = 1\n").unwrap();
+        fs::write(repo.join("crlf.txt"), "one\ntwo\n").unwrap();
+        fs::write(repo.join(".gitattributes"), "crlf.txt eol=crlf\n").unwrap();
+        fs::write(repo.join("run.sh"), "#!/bin/sh\n").unwrap();
+        std::os::unix::fs::symlink("pkg/deep/mod.py", repo.join("link")).unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["update-index", "--chmod=+x", "run.sh"]);
+        git(&repo, &["commit", "-qm", "base"]);
+        let source = Source::resolve(&repo, "HEAD").unwrap();
+        let store = tmp.path().join("store");
+        let made = |run: &str| {
+            let work = tmp.path().join(run);
+            let checkout =
+                Checkout::create_with(&source, &work, Some(&TreeStore::new(store.clone(), run)))
+                    .unwrap();
+            (work, checkout.copied())
+        };
+        // Seen by one run, kept by the next, copied by the third.
+        let (first, copied) = made("run-1");
+        assert!(!copied);
+        assert!(!made("run-2").1);
+        let (third, copied) = made("run-3");
+        assert!(copied, "the third checkout is a copy");
+        let plain = tmp.path().join("plain");
+        let _ = Checkout::create(&source, &plain).unwrap();
+        assert_eq!(listing(&third), listing(&plain));
+        assert_eq!(listing(&first), listing(&plain));
+        assert_eq!(fs::read(third.join("crlf.txt")).unwrap(), b"one\r\ntwo\r\n");
+        // `diff-files` compares the index's stat data only: a copy it lists would be read
+        // back by every later status.
+        let stat_only = std::process::Command::new("git")
+            .args(["diff-files", "--name-only"])
+            .current_dir(&third)
+            .output()
+            .unwrap();
+        assert!(stat_only.status.success());
+        assert_eq!(String::from_utf8_lossy(&stat_only.stdout), "");
+        let status = std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(&third)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+        // The kept tree is not the copy: writing one leaves the other.
+        fs::write(third.join("pkg/deep/mod.py"), "x = 2\n").unwrap();
+        assert_eq!(listing(&made("run-4").0), listing(&plain));
     }
 
     /// What a run left in the slot's `.git` is gone at reuse (its config, its index), but

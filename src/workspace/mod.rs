@@ -20,11 +20,14 @@
 //! - [`protect`]: [`Protection`], test and CI paths a candidate should not edit.
 //! - [`pool`]: [`WorkdirPool`], checkouts kept and reset between runs.
 //! - [`seed`]: [`SeedStore`], a trusted run's build output copied into fresh checkouts.
+//! - [`trees`]: [`TreeStore`], base trees kept whole, copied into later checkouts of them.
+//! - `copy`: trees copied and store entries locked, as both stores do it.
 //! - [`snapshot`]: [`snapshot::Snapshot`], a pool slot's ignored output at its last trusted moment, put
 //!   back before every use.
 
 pub mod apply;
 pub mod checkout;
+mod copy;
 pub mod fuzzy;
 pub mod guard;
 pub mod hidden;
@@ -37,6 +40,7 @@ pub mod protect;
 mod repair;
 pub mod seed;
 pub mod snapshot;
+pub mod trees;
 pub mod wrapper;
 
 pub use apply::{Applied, ApplyFailure, ApplyStrategy, Fit, MovedHunk, OverriddenHunk};
@@ -46,4 +50,5 @@ pub use patch::{Patch, PatchError};
 pub use pool::WorkdirPool;
 pub use protect::{OnProtectedEdit, Protection};
 pub use seed::{BuildDir, BuildKind, SeedStore};
+pub use trees::TreeStore;
 pub use wrapper::Wrapper;

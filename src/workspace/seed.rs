@@ -17,6 +17,7 @@
 //! every file a patch writes after: what differs is rebuilt, what is the same is not.
 
 use super::checkout::Checkout;
+use super::copy;
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -85,6 +86,17 @@ pub enum SeedError {
     Checkout(#[from] super::checkout::CheckoutError),
 }
 
+/// What a seed's copies keep: file times (tools compare them), no links.
+const BUILD: copy::Keep = copy::Keep {
+    times: true,
+    links: false,
+    dir_modes: false,
+};
+
+fn failed((path, source): copy::Failed) -> SeedError {
+    SeedError::Io { path, source }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SeedError + '_ {
     move |source| SeedError::Io {
         path: path.to_path_buf(),
@@ -131,7 +143,13 @@ impl SeedStore {
         for d in present {
             match d.kind {
                 BuildKind::Tree => {
-                    copy_tree(&workdir.join(d.path), &fresh.path().join(d.path), d.skip)?;
+                    copy::copy_tree(
+                        &workdir.join(d.path),
+                        &fresh.path().join(d.path),
+                        d.skip,
+                        BUILD,
+                    )
+                    .map_err(failed)?;
                     kept += 1;
                 }
                 BuildKind::PythonBytecode => {
@@ -204,7 +222,7 @@ impl SeedStore {
                 let (from, to) = (seed.join(d.path), checkout.workdir().join(d.path));
                 if from.is_dir() && fs::symlink_metadata(&to).is_err() {
                     planted.push(to.clone());
-                    copy_tree(&from, &to, &[])?;
+                    copy::copy_tree(&from, &to, &[], BUILD).map_err(failed)?;
                 }
             }
             if planted.is_empty() && !any {
@@ -224,20 +242,7 @@ impl SeedStore {
     }
 
     fn lock(&self, name: &str, exclusive: bool) -> Result<File, SeedError> {
-        let path = self.dir.join(format!("{name}.lock"));
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io(&path))?;
-        if exclusive {
-            file.lock()
-        } else {
-            file.lock_shared()
-        }
-        .map_err(io(&path))?;
-        Ok(file)
+        copy::lock(&self.dir.join(format!("{name}.lock")), exclusive).map_err(failed)
     }
 }
 
@@ -368,64 +373,4 @@ fn settle(checkout: &Checkout, tree: git2::Oid, touched: &[String]) -> Result<()
         file.set_modified(time).map_err(io(&full))?;
     }
     Ok(())
-}
-
-/// Copy the regular files under `from` to `to`, with their modes and modification times;
-/// links and other special files are left out, and so are the entries named in `skip` just
-/// under `from`. `std::fs::copy` uses `copy_file_range`, which the kernel turns into a
-/// reflink where the file system has them.
-fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> Result<(), SeedError> {
-    fs::create_dir_all(to).map_err(io(to))?;
-    for entry in fs::read_dir(from).map_err(io(from))? {
-        let entry = entry.map_err(io(from))?;
-        if skip.iter().any(|s| entry.file_name() == *s) {
-            continue;
-        }
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let kind = entry.file_type().map_err(io(&src))?;
-        if kind.is_dir() {
-            copy_tree(&src, &dst, &[])?;
-        } else if kind.is_file() {
-            fs::copy(&src, &dst).map_err(io(&src))?;
-            let modified = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .map_err(io(&src))?;
-            // Opened for reading: setting a time needs ownership, not write permission.
-            File::open(&dst)
-                .and_then(|f| f.set_modified(modified))
-                .map_err(io(&dst))?;
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copies_files_with_their_times_and_leaves_out_links_and_skipped_entries() {
-        let tmp = tempfile::tempdir().unwrap();
-        let from = tmp.path().join("from");
-        fs::create_dir_all(from.join("debug/deps")).unwrap();
-        fs::create_dir_all(from.join("nextest")).unwrap();
-        fs::write(from.join("debug/deps/a"), "a").unwrap();
-        fs::write(from.join("nextest/junit.xml"), "x").unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", from.join("debug/link")).unwrap();
-        let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
-        File::options()
-            .write(true)
-            .open(from.join("debug/deps/a"))
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
-        let to = tmp.path().join("to");
-        copy_tree(&from, &to, &["nextest"]).unwrap();
-        let meta = fs::metadata(to.join("debug/deps/a")).unwrap();
-        assert_eq!(meta.modified().unwrap(), old);
-        assert_eq!(fs::read(to.join("debug/deps/a")).unwrap(), b"a");
-        assert!(!to.join("nextest").exists());
-        assert!(fs::symlink_metadata(to.join("debug/link")).is_err());
-    }
 }

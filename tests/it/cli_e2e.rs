@@ -62,6 +62,13 @@ fn verbose_says_what_it_does_and_quiet_says_nothing() {
             "{}",
             again.stderr
         );
+        // The base tree, seen by the first check and kept by the second, is copied by the
+        // third, and graded the same (`no-op`, as without it).
+        assert!(
+            again.stderr.contains("(a copy of the kept base tree)"),
+            "{}",
+            again.stderr
+        );
     }
     // `-vv` shows each command's script, a command started ahead at its gate (the baseline
     // cached, the candidate's tests are the only command) included, once it is written.
