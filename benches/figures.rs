@@ -320,6 +320,14 @@ fn overhead() {
         }));
     }
     let load_after = load();
+    // Each pair's own ratio: what the machine's drift between pairs does not move.
+    let mut pairs: Vec<f64> = checked
+        .iter()
+        .zip(&bare)
+        .map(|(c, b)| c.as_secs_f64() / b.as_secs_f64())
+        .collect();
+    pairs.sort_by(f64::total_cmp);
+    let quartile = |q: usize| pairs[(pairs.len() - 1) * q / 4];
     let (bare, check_time, cold) = (median(bare), median(checked), median(cold));
     let bare_edited = median(bare_edited);
     let step = |name: &str| median_step(&steps, name);
@@ -368,6 +376,12 @@ fn overhead() {
     println!(
         "ratio: {:.3}x, the median of {OVERHEAD_PAIRS} interleaved pairs (target <= 1.03x)",
         check_time.as_secs_f64() / bare.as_secs_f64()
+    );
+    println!(
+        "pair by pair: median {:.3}x, the middle half {:.3}x to {:.3}x (the spread is the machine's)",
+        quartile(2),
+        quartile(1),
+        quartile(3)
     );
     println!(
         "against the bare command run right after the edit ({}): {:.3}x",

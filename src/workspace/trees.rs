@@ -22,6 +22,9 @@ use std::path::{Path, PathBuf};
 /// How many trees are kept.
 pub const KEEP: usize = 4;
 
+/// How many notes of trees seen once are kept (a few bytes each).
+pub const SEEN: usize = 1024;
+
 /// Base trees kept in a directory of the cache.
 #[derive(Debug, Clone)]
 pub struct TreeStore {
@@ -96,7 +99,10 @@ impl TreeStore {
         match fs::read_to_string(&seen) {
             Ok(by) if by != self.run => {}
             Ok(_) => return Ok(()),
-            Err(_) => return fs::write(&seen, &self.run).map_err(io(&seen)),
+            Err(_) => {
+                self.forget_seen();
+                return fs::write(&seen, &self.run).map_err(io(&seen));
+            }
         }
         let kept = self.dir.join(key);
         if kept.is_dir() {
@@ -119,6 +125,26 @@ impl TreeStore {
         }
         self.evict(key);
         Ok(())
+    }
+
+    /// Past [`SEEN`] notes of trees seen once (a batch sees each base once), remove the
+    /// older half: a tree whose note is gone is kept at its third run instead of its second.
+    fn forget_seen(&self) {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mut seen: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".seen"))
+            .filter_map(|e| Some((e.metadata().and_then(|m| m.modified()).ok()?, e.path())))
+            .collect();
+        if seen.len() < SEEN {
+            return;
+        }
+        seen.sort();
+        for (_, path) in seen.iter().take(seen.len() / 2) {
+            let _ = fs::remove_file(path);
+        }
     }
 
     /// Remove the least recently used trees beyond [`KEEP`], but `keep`'s and those being
@@ -316,6 +342,39 @@ mod tests {
             .modified()
             .unwrap();
         assert!(copy_time >= kept_time);
+    }
+
+    #[test]
+    fn notes_of_trees_seen_once_are_bounded_the_oldest_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("store");
+        fs::create_dir_all(&store).unwrap();
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000);
+        for i in 0..SEEN {
+            let note = store.join(format!("t{i}.seen"));
+            fs::write(&note, "a run").unwrap();
+            let when = old + std::time::Duration::from_secs(i as u64);
+            File::options()
+                .write(true)
+                .open(&note)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+        let work = tmp.path().join("work");
+        tree(&work);
+        TreeStore::new(store.clone(), "b")
+            .keep("new", &work)
+            .unwrap();
+        let notes = fs::read_dir(&store)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".seen"))
+            .count();
+        assert_eq!(notes, SEEN - SEEN / 2 + 1);
+        assert!(!store.join("t0.seen").exists());
+        assert!(store.join(format!("t{}.seen", SEEN - 1)).exists());
+        assert!(store.join("new.seen").exists());
     }
 
     #[test]
