@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Inflating blobs from packed deltas is most of a checkout: 40 files (more-itertools) take
-//! libgit2 8 ms and a copy with its index 3 ms; 2,000 (sympy) 290–400 ms and 140–160. A tree is
+//! libgit2 8 ms and a copy with its index 3 ms; 2,000 (sympy) 300–410 ms and 140–160. A tree is
 //! kept at its use by a second run, not at its first, so that a batch checking each base once
 //! does not fill the disk for nothing; at most [`KEEP`] are kept, the least recently used
 //! removed first. A copy gets fresh file times, as a checkout's files have: build tools that
