@@ -107,6 +107,41 @@ fn time(f: impl FnOnce()) -> Duration {
     started.elapsed()
 }
 
+/// The processor time (user and system) the children waited for since the last call took:
+/// what a noisy neighbour's steal does not add to, unlike the wall clock.
+fn children_cpu() -> Duration {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let Ok(usage) = getrusage(UsageWho::RUSAGE_CHILDREN) else {
+        return Duration::ZERO;
+    };
+    let total = |t: nix::sys::time::TimeVal| {
+        Duration::from_secs(t.tv_sec() as u64) + Duration::from_micros(t.tv_usec() as u64)
+    };
+    total(usage.user_time()) + total(usage.system_time())
+}
+
+/// [`time`], and the processor time its children took. bwrap's process inside its pid
+/// namespace outlives the one patchgrade waits for: made this process's own orphan
+/// (`PR_SET_CHILD_SUBREAPER`, set once), it is reaped here, and its time counted.
+fn time_and_cpu(f: impl FnOnce()) -> (Duration, Duration) {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+    let reap = || {
+        while let Ok(status) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            if status == WaitStatus::StillAlive {
+                break;
+            }
+        }
+    };
+    reap();
+    let before = children_cpu();
+    let wall = time(f);
+    // Killed with the run, they are gone or going: a moment for the last to exit.
+    std::thread::sleep(Duration::from_millis(20));
+    reap();
+    (wall, children_cpu().saturating_sub(before))
+}
+
 /// Run patchgrade; the verdict's JSON.
 fn patchgrade(args: &[&str], cwd: &Path) -> serde_json::Value {
     let out = Command::new(BIN)
@@ -302,15 +337,20 @@ fn overhead() {
     let (mut bare, mut checked, mut cold, mut steps) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut bare_edited, mut fixed_times, mut fixed_steps) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut bare_cpu, mut checked_cpu) = (Vec::new(), Vec::new());
     for _ in 0..OVERHEAD_PAIRS {
         let mut v = serde_json::Value::Null;
         fixed_times.push(time(|| v = fixed()));
         assert_eq!(v["outcome"], "no-breakage", "{v:#}");
         fixed_steps.push(v);
-        bare.push(time(bare_run));
+        let (wall, cpu) = time_and_cpu(bare_run);
+        bare.push(wall);
+        bare_cpu.push(cpu);
         bare_edited.push(time(bare_edited_run));
         let mut v = serde_json::Value::Null;
-        checked.push(time(|| v = check("skip")));
+        let (wall, cpu) = time_and_cpu(|| v = check("skip"));
+        checked.push(wall);
+        checked_cpu.push(cpu);
         assert_eq!(v["outcome"], "no-breakage", "{v:#}");
         steps.push(v);
         // The same check with an empty cache: no build seed, every module compiled.
@@ -382,6 +422,13 @@ fn overhead() {
         quartile(2),
         quartile(1),
         quartile(3)
+    );
+    let (bare_cpu, checked_cpu) = (median(bare_cpu), median(checked_cpu));
+    println!(
+        "processor time, all processes (median): bare {:.3} s, check {:.3} s: {:.3}x",
+        bare_cpu.as_secs_f64(),
+        checked_cpu.as_secs_f64(),
+        checked_cpu.as_secs_f64() / bare_cpu.as_secs_f64()
     );
     println!(
         "against the bare command run right after the edit ({}): {:.3}x",
